@@ -1,0 +1,45 @@
+// Tokenising a term and composing its vector from word vectors.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "termalign/config.h"
+#include "termalign/embeddings.h"
+#include "termalign/mapping.h"
+
+namespace termalign {
+
+// Splits on white space.
+std::vector<std::string> split_words(const std::string& term);
+
+// Looks up word vectors in `embeddings` (already normalised with `normalizer`), following the options: the token
+// as written, lower-cased, split on hyphens and apostrophes, then (with .bin) its subword vector, normalised.
+class TermComposer {
+ public:
+  TermComposer(const Embeddings& embeddings, const Normalizer& normalizer, const CompositionOptions& options);
+  // The mean of the term's token vectors, renormalised; false when no token is usable.
+  bool compose(const std::string& term, RowVector& out) const;
+
+ private:
+  bool add_token(const std::string& token, RowVector& sum, int& count) const;
+  bool add_known(const std::string& word, RowVector& sum, int& count) const;
+  const Embeddings& embeddings_;
+  const Normalizer& normalizer_;
+  CompositionOptions options_;
+};
+
+struct ComposedTerms {
+  Matrix vectors;                        // usable terms x d, unit rows
+  std::vector<std::uint32_t> term_ids;   // row -> index in the input list
+  std::vector<std::uint32_t> unusable;   // indices with no usable token
+};
+
+ComposedTerms compose_terms(const std::vector<std::string>& terms, const TermComposer& composer, int threads = 0);
+
+// The distinct words (and their lower-cased forms and compound pieces) that composing `terms` may look up.
+void collect_words(const std::vector<std::string>& terms, std::vector<std::string>& words);
+
+}  // namespace termalign

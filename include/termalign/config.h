@@ -1,0 +1,75 @@
+// Plain option structs for `termalign align`, every field with its default; one validate(); TOML in and out.
+#pragma once
+
+#include <cstddef>
+#include <string>
+
+namespace termalign {
+
+enum class Normalization { none, unit, center, unit_center_unit };
+enum class Neighbourhood { terms, vocabulary };
+
+struct InputOptions {
+  std::string src_vectors, tgt_vectors;  // .vec or .bin
+  std::string seed;                      // seed lexicon, src<TAB>tgt
+  std::string src_terms, tgt_terms;      // term lists
+  std::size_t most_frequent = 20000;     // frequent words loaded besides the needed ones (neighbourhoods)
+};
+
+struct OutputOptions {
+  std::string out;           // the submission (two columns)
+  std::string scores;        // optional: the same list with a score column
+  std::string save_mapping;  // optional: write the fitted mapping here
+  std::string mapping;       // optional: load this mapping instead of fitting one
+};
+
+struct MappingOptions {
+  Normalization normalization = Normalization::unit_center_unit;  // applied to both sides before the map
+  std::size_t min_seed_pairs = 50;  // fewer usable seed pairs is an error
+};
+
+struct CompositionOptions {
+  bool lowercase_fallback = true;  // try a token lower-cased when it is unknown as written
+  bool split_compounds = true;     // then split it on hyphens and apostrophes
+  bool subword_oov = true;         // then, with .bin vectors, use its character n-gram vector
+};
+
+struct ScoringOptions {
+  int k = 10;                                       // CSLS neighbourhood size
+  Neighbourhood neighbourhood = Neighbourhood::terms;
+  std::size_t neighbourhood_words = 20000;          // with vocabulary: the N most frequent words of each side
+  std::size_t tile_rows = 256;                      // source terms per tile
+  std::size_t tile_cols = 2048;                     // target terms per tile
+  int threads = 0;                                  // 0 = all cores; never changes the output
+};
+
+struct RankingOptions {
+  std::size_t top_m = 10;     // keep each source term's m best targets (0 = no per-source limit)
+  std::size_t mutual_m = 0;   // keep only pairs that are mutually within the top m (0 = off)
+  std::size_t cap = 0;        // 0 = the BUCC cap floor(10 x (|D1| + |D2|) / 2); a smaller value cuts further
+};
+
+struct AlignConfig {
+  InputOptions input;
+  OutputOptions output;
+  MappingOptions mapping;
+  CompositionOptions composition;
+  ScoringOptions scoring;
+  RankingOptions ranking;
+
+  // Rejects bad values and combinations with a sentence a user can act on (usage error).
+  void validate() const;
+};
+
+// Reads a TOML file over `config` (keys absent from the file keep their value). An unknown key, a value of the
+// wrong type or an unknown enum name is a usage error naming the file and key.
+void load_config(const std::string& path, AlignConfig& config);
+// The fully resolved configuration as TOML; loading it alone reproduces the run.
+std::string to_toml(const AlignConfig& config);
+
+const char* to_string(Normalization normalization);
+const char* to_string(Neighbourhood neighbourhood);
+Normalization parse_normalization(const std::string& name);  // usage error on an unknown name
+Neighbourhood parse_neighbourhood(const std::string& name);
+
+}  // namespace termalign

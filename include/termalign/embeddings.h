@@ -1,0 +1,59 @@
+// Word embeddings: a vocabulary plus a row-major float matrix, loaded from fastText .vec text or .bin models.
+#pragma once
+
+#include <Eigen/Core>
+
+#include <cstddef>
+#include <memory>
+#include <optional>
+#include <string>
+#include <unordered_map>
+#include <unordered_set>
+#include <vector>
+
+namespace termalign {
+
+using Matrix = Eigen::Matrix<float, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
+using RowVector = Eigen::Matrix<float, 1, Eigen::Dynamic>;
+
+// A fastText model kept for the vectors of out-of-vocabulary words (character n-grams). Opaque.
+class SubwordModel;
+
+struct Embeddings {
+  std::string path;
+  std::vector<std::string> words;                        // row -> word, in file order (most frequent first)
+  std::unordered_map<std::string, std::size_t> rows;     // word -> row
+  Matrix vectors;                                        // words.size() x dim, row-major
+  std::shared_ptr<const SubwordModel> subwords;          // set when loaded from a .bin model
+
+  std::size_t size() const { return words.size(); }
+  int dim() const { return static_cast<int>(vectors.cols()); }
+  std::optional<std::size_t> row(const std::string& word) const;
+  bool has_subwords() const { return subwords != nullptr; }
+  // The vector fastText's getWordVector gives `word` (sum of its n-gram vectors over their count), raw (before
+  // any normalisation). Returns false (and leaves `out` alone) without a .bin model or when the vector is zero.
+  bool subword_vector(const std::string& word, RowVector& out) const;
+};
+
+struct LoadOptions {
+  // When `restrict_words` is set, only the words in `wanted` plus the first `most_frequent` rows of the file are
+  // kept (a .vec lists its words most frequent first); otherwise every word is loaded.
+  bool restrict_words = false;
+  std::unordered_set<std::string> wanted;
+  std::size_t most_frequent = 0;
+  int threads = 0;  // .vec parsing threads; 0 = all
+};
+
+// .vec text: header "count dim", then "word v1 ... vdim" per line. Errors name the file and line: a bad header,
+// a row with the wrong number of values, a value that is not a finite number, a duplicate word, fewer rows than the
+// header announced, invalid UTF-8 in a word.
+Embeddings load_vec(const std::string& path, const LoadOptions& options = {});
+
+// fastText .bin model through libfasttext: the in-vocabulary words' vectors (getWordVector) and the model, kept for
+// the out-of-vocabulary words. A file that is not a fastText model, or a truncated one, is an input error.
+Embeddings load_fasttext_bin(const std::string& path, const LoadOptions& options = {});
+
+// Chooses by content: a fastText model's magic number means .bin, anything else is read as .vec.
+Embeddings load_embeddings(const std::string& path, const LoadOptions& options = {});
+
+}  // namespace termalign

@@ -1,0 +1,44 @@
+// File helpers shared by the readers and writers: UTF-8 checks, lower-casing, atomic output.
+#pragma once
+
+#include <cstdio>
+#include <string>
+#include <string_view>
+
+namespace termalign {
+
+// True when `text` is well-formed UTF-8 (no overlong forms, no surrogates, no code point above U+10FFFF).
+bool is_valid_utf8(std::string_view text);
+
+// Unicode lower-casing of valid UTF-8, code point by code point (ICU's simple case mapping).
+std::string to_lower(std::string_view text);
+
+// Strips ASCII white space (space, tab, CR, LF, VT, FF) at both ends.
+std::string_view trim(std::string_view text);
+
+// Reads a whole file; a missing or unreadable file is an input error naming it.
+std::string read_file(const std::string& path);
+
+// Writes to a temporary file beside `path` and renames it onto `path` on commit(), so that readers never see a
+// partial file and an existing file stays as it was when the run fails. Without commit() the temporary file is
+// removed on destruction.
+class AtomicFile {
+ public:
+  explicit AtomicFile(std::string path);
+  AtomicFile(const AtomicFile&) = delete;
+  AtomicFile& operator=(const AtomicFile&) = delete;
+  ~AtomicFile();
+
+  void write(std::string_view text);
+  void commit();
+  const std::string& path() const { return path_; }
+
+ private:
+  std::string path_, temporary_path_;
+  std::FILE* file_ = nullptr;
+};
+
+// Writes `text` to `path` atomically.
+void write_file_atomically(const std::string& path, std::string_view text);
+
+}  // namespace termalign

@@ -1,0 +1,36 @@
+// Logging: a thin wrapper over spdlog that writes to stderr only.
+#pragma once
+
+#include <spdlog/logger.h>
+
+#include <chrono>
+#include <cstddef>
+#include <string>
+
+namespace termalign {
+
+// The library's logger ("termalign"), created on first use with a stderr sink. Library code never prints to stdout.
+spdlog::logger& logger();
+
+// -1 quiet (warnings and errors only), 0 info (default), 1 debug, 2 trace. The environment variable
+// TERMALIGN_LOG_LEVEL (an spdlog level name) overrides it when set.
+void set_verbosity(int verbosity);
+
+// Logs "what: done/total (pct%)" at info level at most once every `interval`, and a final line on finish().
+class Progress {
+ public:
+  Progress(std::string what, std::size_t total, std::chrono::milliseconds interval = std::chrono::seconds(2));
+  // Thread-safe; cheap when no line is due.
+  void advance(std::size_t amount = 1);
+  void finish();
+
+ private:
+  std::string what_;
+  std::size_t total_;
+  std::chrono::milliseconds interval_;
+  std::size_t done_ = 0;
+  std::chrono::steady_clock::time_point start_, last_;
+  bool finished_ = false;
+};
+
+}  // namespace termalign

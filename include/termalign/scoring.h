@@ -1,0 +1,59 @@
+// Blocked similarity over all pairs: tiles of X x Z^T, one GEMM per tile into a reused buffer, result handlers
+// that keep top-k per row and per column, CSLS candidate selection. Memory grows with n1 + n2, the tile size and
+// the number of kept candidates, never with n1 x n2.
+#pragma once
+
+#include <Eigen/Core>
+
+#include <cstddef>
+#include <cstdint>
+#include <vector>
+
+#include "termalign/embeddings.h"
+
+namespace termalign {
+
+struct TileOptions {
+  std::size_t rows = 256;   // rows of X per tile
+  std::size_t cols = 2048;  // rows of Z per tile
+  int threads = 0;          // 0 = all; the results never depend on it
+};
+
+// Mean cosine of each row to its k nearest rows on the other side (k is clipped to the other side's size).
+struct NeighbourhoodMeans {
+  Eigen::VectorXf source;  // n1: r_T(x_i), mean of the k largest x_i . z_j over j
+  Eigen::VectorXf target;  // n2: r_S(z_j), mean of the k largest x_i . z_j over i
+};
+
+// X: n1 x d, Z: n2 x d (row-major, unit rows). One pass over all tiles gives both directions.
+NeighbourhoodMeans neighbourhood_means(const Matrix& X, const Matrix& Z, int k, const TileOptions& tiles);
+
+// Queries Q: n x d, database D: m x d. For each query, the mean of its k largest dot products with D's rows.
+Eigen::VectorXf knn_mean_similarity(const Matrix& Q, const Matrix& D, int k, const TileOptions& tiles);
+
+struct Candidate {
+  float score = 0;            // CSLS
+  float cosine = 0;           // x_i . z_j
+  std::uint32_t source = 0;   // row of X
+  std::uint32_t target = 0;   // row of Z
+};
+
+// Strict total order: score descending, then source index, then target index ascending.
+inline bool ranks_before(const Candidate& a, const Candidate& b) {
+  if (a.score != b.score) return a.score > b.score;
+  if (a.source != b.source) return a.source < b.source;
+  return a.target < b.target;
+}
+
+struct SelectionOptions {
+  std::size_t top_m = 10;    // per source row, its m best targets (0 = unlimited)
+  std::size_t mutual_m = 0;  // also require the source to be within the target's m best sources (0 = off)
+  std::size_t limit = 0;     // keep the `limit` best pairs overall (0 = unlimited)
+};
+
+// CSLS(i, j) = 2 x_i . z_j - source_mean(i) - target_mean(j), selected as the options say and returned in
+// ranks_before order. The result is identical for any number of threads.
+std::vector<Candidate> select_csls_candidates(const Matrix& X, const Matrix& Z, const NeighbourhoodMeans& means,
+                                              const SelectionOptions& selection, const TileOptions& tiles);
+
+}  // namespace termalign

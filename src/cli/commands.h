@@ -1,0 +1,12 @@
+// Sub-commands of the termalign CLI. Each adds itself to the app; its callback copies the parsed values into
+// the library's option structs and calls the library.
+#pragma once
+
+#include <CLI/CLI.hpp>
+
+namespace termalign::cli {
+
+void add_evaluate_command(CLI::App& app);
+void add_align_command(CLI::App& app);
+
+}  // namespace termalign::cli

@@ -1,0 +1,39 @@
+// termalign: bilingual terminology alignment with word embeddings (BUCC 2022).
+#include <CLI/CLI.hpp>
+
+#include <exception>
+#include <iostream>
+
+#include "commands.h"
+#include "termalign/error.h"
+#include "termalign/logging.h"
+
+int main(int argc, char** argv) {
+  CLI::App app{"termalign: align bilingual terminology with word embeddings (BUCC 2022 shared task)"};
+  app.require_subcommand(1);
+  app.fallthrough();
+  app.set_version_flag("--version", "termalign 0.1.0");
+  bool verbose = false, quiet = false;
+  app.add_flag("-v,--verbose", verbose, "Debug-level logging on stderr");
+  app.add_flag("-q,--quiet", quiet, "Only warnings and errors on stderr");
+  app.parse_complete_callback([&] { termalign::set_verbosity(quiet ? -1 : verbose ? 1 : 0); });
+
+  termalign::cli::add_evaluate_command(app);
+  termalign::cli::add_align_command(app);
+
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& error) {
+    return app.exit(error);
+  } catch (const termalign::Error& error) {
+    termalign::logger().error("{}", error.what());
+    return error.exit_code();
+  } catch (const std::bad_alloc&) {
+    termalign::logger().error("out of memory");
+    return static_cast<int>(termalign::ErrorKind::resources);
+  } catch (const std::exception& error) {
+    termalign::logger().error("internal error: {}", error.what());
+    return static_cast<int>(termalign::ErrorKind::internal);
+  }
+  return 0;
+}

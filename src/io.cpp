@@ -1,0 +1,150 @@
+#include "termalign/io.h"
+
+#include <sys/stat.h>
+#include <unicode/uchar.h>
+#include <unicode/utf8.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdlib>
+#include <cstring>
+#include <fstream>
+#include <sstream>
+
+#include "termalign/error.h"
+
+namespace termalign {
+
+bool is_valid_utf8(std::string_view text) {
+  const auto* bytes = reinterpret_cast<const unsigned char*>(text.data());
+  const std::size_t n = text.size();
+  std::size_t i = 0;
+  while (i < n) {
+    const unsigned char lead = bytes[i];
+    if (lead < 0x80) {
+      ++i;
+      continue;
+    }
+    std::size_t length;
+    std::uint32_t code_point;
+    if ((lead & 0xE0) == 0xC0) {
+      length = 2, code_point = lead & 0x1F;
+    } else if ((lead & 0xF0) == 0xE0) {
+      length = 3, code_point = lead & 0x0F;
+    } else if ((lead & 0xF8) == 0xF0) {
+      length = 4, code_point = lead & 0x07;
+    } else {
+      return false;
+    }
+    if (i + length > n) return false;
+    for (std::size_t j = 1; j < length; ++j) {
+      if ((bytes[i + j] & 0xC0) != 0x80) return false;
+      code_point = (code_point << 6) | (bytes[i + j] & 0x3F);
+    }
+    static const std::uint32_t smallest[] = {0, 0, 0x80, 0x800, 0x10000};
+    if (code_point < smallest[length] || code_point > 0x10FFFF ||
+        (code_point >= 0xD800 && code_point <= 0xDFFF)) {
+      return false;
+    }
+    i += length;
+  }
+  return true;
+}
+
+std::string to_lower(std::string_view text) {
+  std::string lowered;
+  lowered.reserve(text.size());
+  const auto* bytes = reinterpret_cast<const uint8_t*>(text.data());
+  const int32_t length = static_cast<int32_t>(text.size());
+  int32_t i = 0;
+  while (i < length) {
+    const unsigned char byte = bytes[i];
+    if (byte < 0x80) {  // ASCII fast path
+      lowered.push_back(static_cast<char>(byte >= 'A' && byte <= 'Z' ? byte + 32 : byte));
+      ++i;
+      continue;
+    }
+    UChar32 code_point;
+    const int32_t start = i;
+    U8_NEXT(bytes, i, length, code_point);
+    if (code_point < 0) {  // invalid sequence: keep the bytes as they are
+      lowered.append(text.substr(start, i - start));
+      continue;
+    }
+    uint8_t encoded[4];
+    int32_t encoded_length = 0;
+    UBool error = false;
+    U8_APPEND(encoded, encoded_length, 4, u_tolower(code_point), error);
+    (void)error;  // a lower-cased code point always fits in 4 bytes
+    lowered.append(reinterpret_cast<const char*>(encoded), encoded_length);
+  }
+  return lowered;
+}
+
+std::string_view trim(std::string_view text) {
+  const char* space = " \t\r\n\v\f";
+  const auto first = text.find_first_not_of(space);
+  if (first == std::string_view::npos) return {};
+  const auto last = text.find_last_not_of(space);
+  return text.substr(first, last - first + 1);
+}
+
+std::string read_file(const std::string& path) {
+  std::ifstream stream(path, std::ios::binary);
+  if (!stream) throw_input_error(path, 0, std::string("cannot open file: ") + std::strerror(errno));
+  std::ostringstream contents;
+  contents << stream.rdbuf();
+  if (stream.bad()) throw_input_error(path, 0, "cannot read file");
+  return std::move(contents).str();
+}
+
+AtomicFile::AtomicFile(std::string path) : path_(std::move(path)) {
+  std::string pattern = path_ + ".tmp.XXXXXX";
+  const int descriptor = ::mkstemp(pattern.data());
+  if (descriptor < 0) throw_output_error(path_, std::string("cannot create output file: ") + std::strerror(errno));
+  temporary_path_ = pattern;
+  file_ = ::fdopen(descriptor, "wb");
+  if (!file_) {
+    ::close(descriptor);
+    std::remove(temporary_path_.c_str());
+    throw_output_error(path_, "cannot open output file");
+  }
+}
+
+AtomicFile::~AtomicFile() {
+  if (file_) {
+    std::fclose(file_);
+    std::remove(temporary_path_.c_str());
+  }
+}
+
+void AtomicFile::write(std::string_view text) {
+  TERMALIGN_CHECK(file_ != nullptr, "write after commit");
+  if (std::fwrite(text.data(), 1, text.size(), file_) != text.size()) {
+    throw_output_error(path_, std::string("cannot write: ") + std::strerror(errno));
+  }
+}
+
+void AtomicFile::commit() {
+  TERMALIGN_CHECK(file_ != nullptr, "commit twice");
+  const bool flushed = std::fflush(file_) == 0 && ::fsync(::fileno(file_)) == 0;
+  const bool closed = std::fclose(file_) == 0;
+  file_ = nullptr;
+  // mkstemp creates the file 0600; give it the usual permissions of a new file.
+  const mode_t mask = ::umask(0);
+  ::umask(mask);
+  ::chmod(temporary_path_.c_str(), 0666 & ~mask);
+  if (!flushed || !closed || std::rename(temporary_path_.c_str(), path_.c_str()) != 0) {
+    const std::string reason = std::strerror(errno);
+    std::remove(temporary_path_.c_str());
+    throw_output_error(path_, "cannot write: " + reason);
+  }
+}
+
+void write_file_atomically(const std::string& path, std::string_view text) {
+  AtomicFile file(path);
+  file.write(text);
+  file.commit();
+}
+
+}  // namespace termalign

@@ -1,0 +1,59 @@
+#include "termalign/logging.h"
+
+#include <spdlog/sinks/stdout_color_sinks.h>
+#include <spdlog/spdlog.h>
+
+#include <cstdlib>
+#include <mutex>
+
+namespace termalign {
+
+spdlog::logger& logger() {
+  static std::shared_ptr<spdlog::logger> instance = [] {
+    auto created = spdlog::stderr_color_mt("termalign");
+    created->set_pattern("[%H:%M:%S.%e] [%^%l%$] %v");
+    created->set_level(spdlog::level::info);
+    return created;
+  }();
+  return *instance;
+}
+
+void set_verbosity(int verbosity) {
+  spdlog::level::level_enum level = spdlog::level::info;
+  if (verbosity < 0) level = spdlog::level::warn;
+  if (verbosity == 1) level = spdlog::level::debug;
+  if (verbosity >= 2) level = spdlog::level::trace;
+  if (const char* from_environment = std::getenv("TERMALIGN_LOG_LEVEL")) {
+    level = spdlog::level::from_str(from_environment);
+  }
+  logger().set_level(level);
+}
+
+namespace {
+std::mutex progress_mutex;
+}
+
+Progress::Progress(std::string what, std::size_t total, std::chrono::milliseconds interval)
+    : what_(std::move(what)), total_(total), interval_(interval), start_(std::chrono::steady_clock::now()),
+      last_(start_) {}
+
+void Progress::advance(std::size_t amount) {
+  std::lock_guard<std::mutex> lock(progress_mutex);
+  done_ += amount;
+  const auto now = std::chrono::steady_clock::now();
+  if (now - last_ < interval_) return;
+  last_ = now;
+  const double seconds = std::chrono::duration<double>(now - start_).count();
+  const double percent = total_ ? 100.0 * static_cast<double>(done_) / static_cast<double>(total_) : 100.0;
+  logger().info("{}: {}/{} ({:.0f}%, {:.1f} s)", what_, done_, total_, percent, seconds);
+}
+
+void Progress::finish() {
+  std::lock_guard<std::mutex> lock(progress_mutex);
+  if (finished_) return;
+  finished_ = true;
+  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
+  logger().debug("{}: done in {:.2f} s", what_, seconds);
+}
+
+}  // namespace termalign
