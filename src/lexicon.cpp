@@ -1,0 +1,159 @@
+#include "termalign/lexicon.h"
+
+#include <cstring>
+#include <string_view>
+#include <unordered_set>
+
+#include "termalign/error.h"
+#include "termalign/io.h"
+#include "termalign/logging.h"
+
+namespace termalign {
+
+std::optional<std::uint32_t> TermList::id(const std::string& term) const {
+  const auto found = ids.find(term);
+  if (found == ids.end()) return std::nullopt;
+  return found->second;
+}
+
+namespace {
+
+constexpr std::string_view utf8_bom = "\xEF\xBB\xBF";
+
+// Walks a whole file line by line: checks encoding and NUL bytes, strips a BOM, CRLF ends and surrounding white
+// space, skips blank lines, and collects the counts behind the one-per-file warnings.
+class LineReader {
+ public:
+  explicit LineReader(const std::string& path) : path_(path), contents_(read_file(path)) {
+    rest_ = contents_;
+    if (rest_.substr(0, utf8_bom.size()) == utf8_bom) {
+      rest_.remove_prefix(utf8_bom.size());
+      logger().warn("{}: starts with a UTF-8 byte order mark; ignored", path_);
+    }
+  }
+
+  // The next non-blank line: `raw` without its line end, `text` stripped of surrounding white space.
+  bool next(std::string_view& raw, std::string_view& text) {
+    while (!rest_.empty()) {
+      const auto end = rest_.find('\n');
+      raw = rest_.substr(0, end);
+      rest_.remove_prefix(end == std::string_view::npos ? rest_.size() : end + 1);
+      ++line_;
+      if (end != std::string_view::npos && !raw.empty() && raw.back() == '\r') {
+        raw.remove_suffix(1);
+        ++crlf_lines_;
+      }
+      if (std::memchr(raw.data(), '\0', raw.size()) != nullptr) fail("line contains a NUL byte");
+      if (!is_valid_utf8(raw)) fail("line is not valid UTF-8");
+      text = trim(raw);
+      if (!text.empty()) return true;
+    }
+    return false;
+  }
+
+  // Keeps the first copy of each line; later copies are counted (and, in a ranked list, take no rank).
+  bool first_occurrence(std::string_view text) {
+    if (seen_.insert(text).second) return true;
+    ++duplicates_;
+    return false;
+  }
+
+  [[noreturn]] void fail(const std::string& message) const { throw_input_error(path_, line_, message); }
+
+  // The summary warnings, once the whole file is read.
+  void finish(const char* repeated_what) const {
+    if (crlf_lines_ > 0) logger().warn("{}: {} lines end with CRLF; accepted", path_, crlf_lines_);
+    if (duplicates_ > 0) logger().warn("{}: {} repeated {}", path_, duplicates_, repeated_what);
+  }
+
+  std::size_t line() const { return line_; }
+  std::size_t duplicates() const { return duplicates_; }
+
+ private:
+  const std::string& path_;
+  const std::string contents_;
+  std::string_view rest_;
+  std::size_t line_ = 0, crlf_lines_ = 0, duplicates_ = 0;
+  std::unordered_set<std::string_view> seen_;
+};
+
+const char* describe(PairFileKind kind) {
+  switch (kind) {
+    case PairFileKind::seed_lexicon:
+      return "seed lexicon";
+    case PairFileKind::gold:
+      return "gold file";
+    case PairFileKind::submission:
+      return "submission";
+  }
+  return "pair file";
+}
+
+}  // namespace
+
+TermList read_term_list(const std::string& path) {
+  TermList list;
+  list.path = path;
+  LineReader reader(list.path);
+  std::string_view raw, text;
+  while (reader.next(raw, text)) {
+    if (text.find('\t') != std::string_view::npos) {
+      reader.fail("a term list holds one term per line, found a TAB inside the term");
+    }
+    if (!reader.first_occurrence(text)) continue;
+    list.ids.emplace(std::string(text), static_cast<std::uint32_t>(list.terms.size()));
+    list.terms.emplace_back(text);
+  }
+  reader.finish("terms kept once");
+  if (list.terms.empty()) logger().warn("{}: the term list holds no term", path);
+  return list;
+}
+
+PairList read_pairs(const std::string& path, PairFileKind kind) {
+  PairList list;
+  list.path = path;
+  LineReader reader(list.path);
+  std::size_t space_beside_tab = 0;
+  std::string_view raw, text;
+  while (reader.next(raw, text)) {
+    // Columns are counted on the line before stripping, so that "term<TAB>" is an empty column, not one column.
+    const auto tab = raw.find('\t');
+    const std::size_t columns = tab == std::string_view::npos                       ? 1
+                                : raw.find('\t', tab + 1) == std::string_view::npos ? 2
+                                                                                    : 3;
+    if (columns != 2) {
+      reader.fail(std::string("expected exactly 2 TAB-separated columns (source<TAB>target), found ") +
+                  (columns == 1 ? "1" : "more than 2"));
+    }
+    if (trim(raw.substr(0, tab)).empty()) reader.fail("empty source term");
+    if (trim(raw.substr(tab + 1)).empty()) reader.fail("empty target term");
+    // As the organisers' scorer, the stripped line is split as it is: white space beside the TAB stays.
+    const auto text_tab = text.find('\t');
+    const std::string_view source = text.substr(0, text_tab), target = text.substr(text_tab + 1);
+    if (source != trim(source) || target != trim(target)) ++space_beside_tab;
+    if (!reader.first_occurrence(text)) continue;
+    list.pairs.emplace_back(std::string(source), std::string(target));
+    list.lines.push_back(reader.line());
+  }
+  list.duplicates = reader.duplicates();
+  reader.finish(kind == PairFileKind::submission
+                    ? "pairs kept once, at their first rank (later copies take no rank)"
+                    : "pairs kept once");
+  if (space_beside_tab > 0) {
+    logger().warn(
+        "{}: {} lines have white space beside the TAB; kept as part of the term, as the organisers' "
+        "scorer does",
+        path, space_beside_tab);
+  }
+  if (kind == PairFileKind::gold && list.pairs.empty()) {
+    throw_input_error(path, reader.line(), "the gold file holds no pair");
+  }
+  if (list.pairs.empty()) logger().warn("{}: the {} holds no pair", path, describe(kind));
+  return list;
+}
+
+std::size_t submission_cap(std::size_t source_terms, std::size_t target_terms) {
+  return 10 * (source_terms + target_terms) / 2;
+}
+
+}  // namespace termalign
