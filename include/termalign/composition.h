@@ -22,6 +22,7 @@ class TermComposer {
   TermComposer(const Embeddings& embeddings, const Normalizer& normalizer, const CompositionOptions& options);
   // The mean of the term's token vectors, renormalised; false when no token is usable.
   bool compose(const std::string& term, RowVector& out) const;
+  int dim() const { return embeddings_.dim(); }
 
  private:
   bool add_token(const std::string& token, RowVector& sum, int& count) const;
@@ -32,9 +33,9 @@ class TermComposer {
 };
 
 struct ComposedTerms {
-  Matrix vectors;                        // usable terms x d, unit rows
-  std::vector<std::uint32_t> term_ids;   // row -> index in the input list
-  std::vector<std::uint32_t> unusable;   // indices with no usable token
+  Matrix vectors;                       // usable terms x d, unit rows
+  std::vector<std::uint32_t> term_ids;  // row -> index in the input list
+  std::vector<std::uint32_t> unusable;  // indices with no usable token
 };
 
 ComposedTerms compose_terms(const std::vector<std::string>& terms, const TermComposer& composer, int threads = 0);

@@ -25,7 +25,7 @@ struct OutputOptions {
 
 struct MappingOptions {
   Normalization normalization = Normalization::unit_center_unit;  // applied to both sides before the map
-  std::size_t min_seed_pairs = 50;  // fewer usable seed pairs is an error
+  std::size_t min_seed_pairs = 50;                                // fewer usable seed pairs is an error
 };
 
 struct CompositionOptions {
@@ -35,18 +35,18 @@ struct CompositionOptions {
 };
 
 struct ScoringOptions {
-  int k = 10;                                       // CSLS neighbourhood size
+  int k = 10;  // CSLS neighbourhood size
   Neighbourhood neighbourhood = Neighbourhood::terms;
-  std::size_t neighbourhood_words = 20000;          // with vocabulary: the N most frequent words of each side
-  std::size_t tile_rows = 256;                      // source terms per tile
-  std::size_t tile_cols = 2048;                     // target terms per tile
-  int threads = 0;                                  // 0 = all cores; never changes the output
+  std::size_t neighbourhood_words = 20000;  // with vocabulary: the N most frequent words of each side
+  std::size_t tile_rows = 256;              // source terms per tile
+  std::size_t tile_cols = 2048;             // target terms per tile
+  int threads = 0;                          // 0 = all cores; never changes the output
 };
 
 struct RankingOptions {
-  std::size_t top_m = 10;     // keep each source term's m best targets (0 = no per-source limit)
-  std::size_t mutual_m = 0;   // keep only pairs that are mutually within the top m (0 = off)
-  std::size_t cap = 0;        // 0 = the BUCC cap floor(10 x (|D1| + |D2|) / 2); a smaller value cuts further
+  std::size_t top_m = 10;    // keep each source term's m best targets (0 = no per-source limit)
+  std::size_t mutual_m = 0;  // keep only pairs that are mutually within the top m (0 = off)
+  std::size_t cap = 0;       // 0 = the BUCC cap floor(10 x (|D1| + |D2|) / 2); a smaller value cuts further
 };
 
 struct AlignConfig {

@@ -18,8 +18,9 @@ struct Normalizer {
 
   // Fits on `vectors` (n x d) and normalises them in place.
   void fit_apply(Matrix& vectors);
-  // Applies the fitted steps to one vector.
+  // Applies the fitted steps to one vector, or to every row of a matrix.
   void apply(RowVector& vector) const;
+  void apply_rows(Matrix& vectors) const;
 };
 
 // Scales each row to unit length (zero rows stay zero).

@@ -1,5 +1,123 @@
+// `termalign align`: flags and an optional TOML configuration, copied into termalign::AlignConfig.
+#include "termalign/align.h"
+
+#include <functional>
+#include <memory>
+#include <vector>
+
 #include "commands.h"
+#include "termalign/config.h"
 
 namespace termalign::cli {
-void add_align_command(CLI::App& app) { app.add_subcommand("align", "Align two term lists"); }
+
+namespace {
+
+// Flags are parsed into their own AlignConfig (so that --help shows the library's defaults); after the
+// configuration file is read, each flag that was given overrides it.
+struct AlignCommand {
+  AlignConfig flags;
+  std::string config_path, normalization = to_string(flags.mapping.normalization),
+                           neighbourhood = to_string(flags.scoring.neighbourhood);
+  std::vector<std::function<void(AlignConfig&)>> overrides;
+
+  template <class Access>
+  void option(CLI::App* command, const std::string& name, const std::string& help, Access access) {
+    CLI::Option* parsed = command->add_option(name, access(flags), help)->capture_default_str();
+    overrides.push_back([this, parsed, access](AlignConfig& config) {
+      if (parsed->count()) access(config) = access(flags);
+    });
+  }
+
+  void run() {
+    AlignConfig config;
+    if (!config_path.empty()) load_config(config_path, config);
+    for (const auto& apply : overrides) apply(config);
+    run_align(config);
+  }
+};
+
+}  // namespace
+
+void add_align_command(CLI::App& app) {
+  auto state = std::make_shared<AlignCommand>();
+  CLI::App* command = app.add_subcommand("align", "Align two term lists and write a ranked, capped submission");
+  AlignCommand& a = *state;
+  command->add_option("--config", a.config_path, "TOML configuration; flags given on the command line override it")
+      ->check(CLI::ExistingFile);
+  a.option(
+      command, "--src-vectors", "Source-language vectors (.vec or fastText .bin)",
+      [](AlignConfig & c) -> auto& { return c.input.src_vectors; });
+  a.option(
+      command, "--tgt-vectors", "Target-language vectors (.vec or fastText .bin)",
+      [](AlignConfig & c) -> auto& { return c.input.tgt_vectors; });
+  a.option(
+      command, "--seed", "Seed lexicon, src<TAB>tgt", [](AlignConfig & c) -> auto& { return c.input.seed; });
+  a.option(
+      command, "--src-terms", "Source term list (D1)", [](AlignConfig & c) -> auto& { return c.input.src_terms; });
+  a.option(
+      command, "--tgt-terms", "Target term list (D2)", [](AlignConfig & c) -> auto& { return c.input.tgt_terms; });
+  a.option(
+      command, "--out", "Submission to write (two TAB-separated columns)",
+      [](AlignConfig & c) -> auto& { return c.output.out; });
+  a.option(
+      command, "--scores", "Also write the ranked list with a score column here",
+      [](AlignConfig & c) -> auto& { return c.output.scores; });
+  a.option(
+      command, "--save-mapping", "Save the fitted mapping here",
+      [](AlignConfig & c) -> auto& { return c.output.save_mapping; });
+  a.option(
+      command, "--mapping", "Load this mapping instead of fitting one",
+      [](AlignConfig & c) -> auto& { return c.output.mapping; });
+  a.option(
+      command, "--most-frequent", "Frequent words loaded besides the needed ones",
+      [](AlignConfig & c) -> auto& { return c.input.most_frequent; });
+  a.option(
+      command, "--min-seed-pairs", "Fewer usable seed pairs is an error",
+      [](AlignConfig & c) -> auto& { return c.mapping.min_seed_pairs; });
+  a.option(
+      command, "--lowercase-fallback", "Try unknown tokens lower-cased (true/false)",
+      [](AlignConfig & c) -> auto& { return c.composition.lowercase_fallback; });
+  a.option(
+      command, "--split-compounds", "Split unknown tokens on hyphens and apostrophes (true/false)",
+      [](AlignConfig & c) -> auto& { return c.composition.split_compounds; });
+  a.option(
+      command, "--subword-oov", "Use subword vectors of unknown tokens with .bin models (true/false)",
+      [](AlignConfig & c) -> auto& { return c.composition.subword_oov; });
+  a.option(
+      command, "--k", "CSLS neighbourhood size", [](AlignConfig & c) -> auto& { return c.scoring.k; });
+  a.option(
+      command, "--neighbourhood-words", "With --neighbourhood vocabulary: frequent words per side",
+      [](AlignConfig & c) -> auto& { return c.scoring.neighbourhood_words; });
+  a.option(
+      command, "--tile-rows", "Source terms per scoring tile",
+      [](AlignConfig & c) -> auto& { return c.scoring.tile_rows; });
+  a.option(
+      command, "--tile-cols", "Target terms per scoring tile",
+      [](AlignConfig & c) -> auto& { return c.scoring.tile_cols; });
+  a.option(
+      command, "--threads", "Threads (0 = all cores); the output does not depend on it",
+      [](AlignConfig & c) -> auto& { return c.scoring.threads; });
+  a.option(
+      command, "--top-m", "Keep each source term's m best targets (0 = no limit)",
+      [](AlignConfig & c) -> auto& { return c.ranking.top_m; });
+  a.option(
+      command, "--mutual-m", "Keep only pairs mutually within the top m (0 = off)",
+      [](AlignConfig & c) -> auto& { return c.ranking.mutual_m; });
+  a.option(
+      command, "--cap", "Cut the list at this many pairs (0 = the BUCC cap)",
+      [](AlignConfig & c) -> auto& { return c.ranking.cap; });
+  // Enumerations are parsed by the library so that the names and the error sentence live in one place.
+  CLI::Option* normalization =
+      command->add_option("--normalization", a.normalization, "none, unit, center or unit-center-unit")
+          ->capture_default_str();
+  CLI::Option* neighbourhood =
+      command->add_option("--neighbourhood", a.neighbourhood, "CSLS neighbourhoods among: terms or vocabulary")
+          ->capture_default_str();
+  a.overrides.push_back([state, normalization, neighbourhood](AlignConfig& config) {
+    if (normalization->count()) config.mapping.normalization = parse_normalization(state->normalization);
+    if (neighbourhood->count()) config.scoring.neighbourhood = parse_neighbourhood(state->neighbourhood);
+  });
+  command->callback([state] { state->run(); });
+}
+
 }  // namespace termalign::cli

@@ -1,0 +1,135 @@
+#include "termalign/composition.h"
+
+#include <unordered_set>
+
+#include "termalign/io.h"
+#include "termalign/logging.h"
+#include "termalign/parallel.h"
+
+namespace termalign {
+
+namespace {
+
+// Splits on the separators inside compounds: hyphens (-, U+2010, U+2011) and apostrophes (', U+2019).
+std::vector<std::string> split_compound(const std::string& token) {
+  static const char* separators[] = {"-", "'", "\xE2\x80\x90", "\xE2\x80\x91", "\xE2\x80\x99"};
+  std::vector<std::string> pieces;
+  std::string current;
+  for (std::size_t i = 0; i < token.size();) {
+    std::size_t separator_length = 0;
+    for (const char* separator : separators) {
+      const std::size_t length = std::char_traits<char>::length(separator);
+      if (token.compare(i, length, separator) == 0) {
+        separator_length = length;
+        break;
+      }
+    }
+    if (separator_length) {
+      if (!current.empty()) pieces.push_back(std::move(current));
+      current.clear();
+      i += separator_length;
+    } else {
+      current += token[i++];
+    }
+  }
+  if (!current.empty()) pieces.push_back(std::move(current));
+  return pieces;
+}
+
+}  // namespace
+
+std::vector<std::string> split_words(const std::string& term) {
+  std::vector<std::string> words;
+  std::size_t start = 0;
+  const char* space = " \t\r\n\v\f";
+  while ((start = term.find_first_not_of(space, start)) != std::string::npos) {
+    const std::size_t end = term.find_first_of(space, start);
+    words.push_back(term.substr(start, end == std::string::npos ? std::string::npos : end - start));
+    start = end;
+  }
+  return words;
+}
+
+TermComposer::TermComposer(const Embeddings& embeddings, const Normalizer& normalizer,
+                           const CompositionOptions& options)
+    : embeddings_(embeddings), normalizer_(normalizer), options_(options) {}
+
+bool TermComposer::add_known(const std::string& word, RowVector& sum, int& count) const {
+  auto row = embeddings_.row(word);
+  if (!row && options_.lowercase_fallback) row = embeddings_.row(to_lower(word));
+  if (!row) return false;
+  sum += embeddings_.vectors.row(static_cast<Eigen::Index>(*row));
+  ++count;
+  return true;
+}
+
+bool TermComposer::add_token(const std::string& token, RowVector& sum, int& count) const {
+  if (add_known(token, sum, count)) return true;
+  if (options_.split_compounds) {
+    const auto pieces = split_compound(token);
+    if (pieces.size() > 1) {
+      bool any = false;
+      for (const auto& piece : pieces) any |= add_token(piece, sum, count);
+      if (any) return true;
+    }
+  }
+  if (options_.subword_oov && embeddings_.has_subwords()) {
+    RowVector vector;
+    if (embeddings_.subword_vector(options_.lowercase_fallback ? to_lower(token) : token, vector)) {
+      normalizer_.apply(vector);
+      sum += vector;
+      ++count;
+      return true;
+    }
+  }
+  return false;
+}
+
+bool TermComposer::compose(const std::string& term, RowVector& out) const {
+  RowVector sum = RowVector::Zero(embeddings_.dim());
+  int count = 0;
+  for (const auto& word : split_words(term)) add_token(word, sum, count);
+  const float norm = sum.norm();
+  if (count == 0 || !(norm > 0)) return false;
+  out = sum / norm;  // the mean's direction: renormalised, the 1/count factor cancels
+  return true;
+}
+
+ComposedTerms compose_terms(const std::vector<std::string>& terms, const TermComposer& composer, int threads) {
+  const std::size_t n = terms.size();
+  std::vector<RowVector> vectors(n);
+  std::vector<char> usable(n, 0);
+  parallel_for(n, threads, [&](std::size_t i) { usable[i] = composer.compose(terms[i], vectors[i]); });
+  ComposedTerms composed;
+  std::size_t kept = 0;
+  for (std::size_t i = 0; i < n; ++i) kept += usable[i];
+  composed.vectors.resize(static_cast<Eigen::Index>(kept), composer.dim());
+  for (std::size_t i = 0, row = 0; i < n; ++i) {
+    if (usable[i]) {
+      composed.vectors.row(static_cast<Eigen::Index>(row++)) = vectors[i];
+      composed.term_ids.push_back(static_cast<std::uint32_t>(i));
+    } else {
+      composed.unusable.push_back(static_cast<std::uint32_t>(i));
+    }
+  }
+  return composed;
+}
+
+void collect_words(const std::vector<std::string>& terms, std::vector<std::string>& words) {
+  std::unordered_set<std::string> seen(words.begin(), words.end());
+  auto add = [&](const std::string& word) {
+    if (seen.insert(word).second) words.push_back(word);
+  };
+  for (const auto& term : terms) {
+    for (const auto& word : split_words(term)) {
+      add(word);
+      add(to_lower(word));
+      for (const auto& piece : split_compound(word)) {
+        add(piece);
+        add(to_lower(piece));
+      }
+    }
+  }
+}
+
+}  // namespace termalign

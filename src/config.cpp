@@ -1,0 +1,198 @@
+#include "termalign/config.h"
+
+#include <toml++/toml.h>
+
+#include <filesystem>
+#include <set>
+#include <sstream>
+#include <type_traits>
+
+#include "termalign/error.h"
+
+namespace termalign {
+
+namespace {
+
+// Every option of AlignConfig, once: reading, writing and the unknown-key check all walk this list, so a new
+// option cannot be readable but not written (or the reverse).
+template <class Config, class Visitor>
+void visit_options(Config& config, Visitor&& visit) {
+  visit("input", "src_vectors", config.input.src_vectors);
+  visit("input", "tgt_vectors", config.input.tgt_vectors);
+  visit("input", "seed", config.input.seed);
+  visit("input", "src_terms", config.input.src_terms);
+  visit("input", "tgt_terms", config.input.tgt_terms);
+  visit("input", "most_frequent", config.input.most_frequent);
+  visit("output", "out", config.output.out);
+  visit("output", "scores", config.output.scores);
+  visit("output", "save_mapping", config.output.save_mapping);
+  visit("output", "mapping", config.output.mapping);
+  visit("mapping", "normalization", config.mapping.normalization);
+  visit("mapping", "min_seed_pairs", config.mapping.min_seed_pairs);
+  visit("composition", "lowercase_fallback", config.composition.lowercase_fallback);
+  visit("composition", "split_compounds", config.composition.split_compounds);
+  visit("composition", "subword_oov", config.composition.subword_oov);
+  visit("scoring", "k", config.scoring.k);
+  visit("scoring", "neighbourhood", config.scoring.neighbourhood);
+  visit("scoring", "neighbourhood_words", config.scoring.neighbourhood_words);
+  visit("scoring", "tile_rows", config.scoring.tile_rows);
+  visit("scoring", "tile_cols", config.scoring.tile_cols);
+  visit("scoring", "threads", config.scoring.threads);
+  visit("ranking", "top_m", config.ranking.top_m);
+  visit("ranking", "mutual_m", config.ranking.mutual_m);
+  visit("ranking", "cap", config.ranking.cap);
+}
+
+bool is_path_option(const std::string& section, const std::string& key) {
+  return section == "input" ? key != "most_frequent" : section == "output";
+}
+
+template <class Enum>
+std::string enum_name(Enum value) {
+  return to_string(value);
+}
+
+}  // namespace
+
+const char* to_string(Normalization normalization) {
+  switch (normalization) {
+    case Normalization::none:
+      return "none";
+    case Normalization::unit:
+      return "unit";
+    case Normalization::center:
+      return "center";
+    case Normalization::unit_center_unit:
+      return "unit-center-unit";
+  }
+  return "?";
+}
+
+const char* to_string(Neighbourhood neighbourhood) {
+  return neighbourhood == Neighbourhood::terms ? "terms" : "vocabulary";
+}
+
+Normalization parse_normalization(const std::string& name) {
+  for (auto value :
+       {Normalization::none, Normalization::unit, Normalization::center, Normalization::unit_center_unit}) {
+    if (name == to_string(value)) return value;
+  }
+  throw_usage_error("Unknown normalisation '" + name + "': use none, unit, center or unit-center-unit.");
+}
+
+Neighbourhood parse_neighbourhood(const std::string& name) {
+  for (auto value : {Neighbourhood::terms, Neighbourhood::vocabulary}) {
+    if (name == to_string(value)) return value;
+  }
+  throw_usage_error("Unknown CSLS neighbourhood '" + name + "': use terms or vocabulary.");
+}
+
+void AlignConfig::validate() const {
+  auto require = [](bool condition, const std::string& sentence) {
+    if (!condition) throw_usage_error(sentence);
+  };
+  require(!input.src_vectors.empty() && !input.tgt_vectors.empty(),
+          "Both vector files are needed: give --src-vectors and --tgt-vectors (or [input] in the configuration).");
+  require(!input.src_terms.empty() && !input.tgt_terms.empty(),
+          "Both term lists are needed: give --src-terms and --tgt-terms.");
+  require(!input.seed.empty() || !output.mapping.empty(),
+          "A seed lexicon (--seed) is needed unless a saved mapping is loaded with --mapping.");
+  require(output.mapping.empty() || output.save_mapping.empty(),
+          "--mapping loads a mapping and --save-mapping saves a fitted one: give only one of them.");
+  require(scoring.k >= 1, "The CSLS neighbourhood k must be at least 1 (got " + std::to_string(scoring.k) + ").");
+  require(scoring.tile_rows >= 1 && scoring.tile_cols >= 1, "Tile sizes must be at least 1.");
+  require(scoring.threads >= 0, "threads must be 0 (all cores) or a positive number.");
+  require(scoring.neighbourhood != Neighbourhood::vocabulary || scoring.neighbourhood_words >= 1,
+          "With neighbourhood = \"vocabulary\", neighbourhood_words must be at least 1.");
+  require(scoring.neighbourhood != Neighbourhood::vocabulary || input.most_frequent >= scoring.neighbourhood_words,
+          "neighbourhood_words (" + std::to_string(scoring.neighbourhood_words) +
+              ") cannot exceed the number of frequent words loaded, most_frequent (" +
+              std::to_string(input.most_frequent) + ").");
+  require(mapping.min_seed_pairs >= 1, "min_seed_pairs must be at least 1.");
+}
+
+void load_config(const std::string& path, AlignConfig& config) {
+  toml::table table;
+  try {
+    table = toml::parse_file(path);
+  } catch (const toml::parse_error& error) {
+    const auto& begin = error.source().begin;
+    throw_input_error(path, begin.line, std::string(error.description()));
+  }
+  const std::filesystem::path base = std::filesystem::path(path).parent_path();
+  std::set<std::string> known;
+  visit_options(config, [&](const std::string& section, const std::string& key, auto& field) {
+    known.insert(section + "." + key);
+    const toml::node* node = table.at_path(section + "." + key).node();
+    if (!node) return;
+    const std::string name = "'" + section + "." + key + "'";
+    const auto line = node->source().begin.line;
+    using Field = std::decay_t<decltype(field)>;
+    if constexpr (std::is_same_v<Field, bool>) {
+      if (!node->is_boolean()) throw_input_error(path, line, name + " must be true or false.");
+      field = node->as_boolean()->get();
+    } else if constexpr (std::is_integral_v<Field>) {
+      if (!node->is_integer()) throw_input_error(path, line, name + " must be an integer.");
+      const auto value = node->as_integer()->get();
+      if (value < 0)
+        throw_input_error(path, line, name + " cannot be negative (got " + std::to_string(value) + ").");
+      field = static_cast<Field>(value);
+    } else {
+      if (!node->is_string()) throw_input_error(path, line, name + " must be a string.");
+      const std::string value = node->as_string()->get();
+      if constexpr (std::is_same_v<Field, std::string>) {
+        field = value;
+        if (is_path_option(section, key) && !value.empty() && std::filesystem::path(value).is_relative()) {
+          field = (base / value).lexically_normal().string();  // relative to the configuration file
+        }
+      } else {
+        try {
+          if constexpr (std::is_same_v<Field, Normalization>) field = parse_normalization(value);
+          if constexpr (std::is_same_v<Field, Neighbourhood>) field = parse_neighbourhood(value);
+        } catch (const Error& error) {
+          throw_input_error(path, line, error.what());
+        }
+      }
+    }
+  });
+  for (const auto& [section_name, section] : table) {
+    const std::string section_key(section_name.str());
+    const auto line = section.source().begin.line;
+    if (!section.is_table()) throw_input_error(path, line, "unknown key '" + section_key + "'.");
+    for (const auto& [key, value] : *section.as_table()) {
+      const std::string full = section_key + "." + std::string(key.str());
+      if (!known.count(full)) {
+        throw_input_error(path, value.source().begin.line, "unknown key '" + full + "'.");
+      }
+    }
+  }
+}
+
+std::string to_toml(const AlignConfig& config) {
+  std::ostringstream text;
+  text << "# termalign align: fully resolved configuration. `termalign align --config FILE` reproduces the run.\n";
+  std::string current_section;
+  visit_options(config, [&](const std::string& section, const std::string& key, const auto& field) {
+    if (section != current_section) {
+      text << (current_section.empty() ? "" : "\n") << "[" << section << "]\n";
+      current_section = section;
+    }
+    using Field = std::decay_t<decltype(field)>;
+    text << key << " = ";
+    if constexpr (std::is_same_v<Field, bool>) {
+      text << (field ? "true" : "false");
+    } else if constexpr (std::is_integral_v<Field>) {
+      text << field;
+    } else if constexpr (std::is_same_v<Field, std::string>) {
+      std::string value = field;
+      if (is_path_option(section, key) && !value.empty()) value = std::filesystem::absolute(value).string();
+      text << toml::value<std::string>(value);
+    } else {
+      text << toml::value<std::string>(enum_name(field));
+    }
+    text << "\n";
+  });
+  return text.str();
+}
+
+}  // namespace termalign

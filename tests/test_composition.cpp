@@ -1,0 +1,85 @@
+#include <catch2/catch.hpp>
+
+#include "termalign/composition.h"
+
+using namespace termalign;
+
+namespace {
+// Four words with orthogonal unit vectors e0..e3 (dimension 4).
+Embeddings toy_embeddings() {
+  Embeddings embeddings;
+  embeddings.words = {"file", "menu", "drop", "utilisateur"};
+  embeddings.vectors = Matrix::Identity(4, 4);
+  for (std::size_t i = 0; i < embeddings.words.size(); ++i) embeddings.rows[embeddings.words[i]] = i;
+  return embeddings;
+}
+
+RowVector unit_sum(std::initializer_list<int> axes) {
+  RowVector v = RowVector::Zero(4);
+  for (int axis : axes) v(axis) += 1;
+  return v / v.norm();
+}
+}  // namespace
+
+TEST_CASE("split_words splits on white space", "[composition]") {
+  CHECK(split_words("  file  menu\tdrop ") == std::vector<std::string>{"file", "menu", "drop"});
+  CHECK(split_words("").empty());
+}
+
+TEST_CASE("A term vector is the renormalised mean of its word vectors", "[composition]") {
+  const Embeddings embeddings = toy_embeddings();
+  const Normalizer normalizer{Normalization::none, {}};
+  const TermComposer composer(embeddings, normalizer, CompositionOptions{});
+  RowVector out;
+  REQUIRE(composer.compose("file menu", out));
+  CHECK((out - unit_sum({0, 1})).norm() < 1e-6);
+  REQUIRE(composer.compose("file", out));
+  CHECK((out - unit_sum({0})).norm() < 1e-6);
+  SECTION("an unknown word is skipped, a term of unknown words is unusable") {
+    REQUIRE(composer.compose("file zzz", out));
+    CHECK((out - unit_sum({0})).norm() < 1e-6);
+    CHECK_FALSE(composer.compose("zzz yyy", out));
+  }
+}
+
+TEST_CASE("Unknown tokens fall back to lower case, then to compound pieces", "[composition]") {
+  const Embeddings embeddings = toy_embeddings();
+  const Normalizer normalizer{Normalization::none, {}};
+  RowVector out;
+  CompositionOptions options;
+  const TermComposer composer(embeddings, normalizer, options);
+  REQUIRE(composer.compose("FILE Menu", out));
+  CHECK((out - unit_sum({0, 1})).norm() < 1e-6);
+  REQUIRE(composer.compose("drop-menu", out));
+  CHECK((out - unit_sum({2, 1})).norm() < 1e-6);
+  REQUIRE(composer.compose("l'utilisateur", out));  // "l" unknown, "utilisateur" known
+  CHECK((out - unit_sum({3})).norm() < 1e-6);
+  REQUIRE(composer.compose("l\xE2\x80\x99utilisateur", out));  // typographic apostrophe
+  CHECK((out - unit_sum({3})).norm() < 1e-6);
+
+  options.lowercase_fallback = false;
+  options.split_compounds = false;
+  const TermComposer strict(embeddings, normalizer, options);
+  CHECK_FALSE(strict.compose("FILE", out));
+  CHECK_FALSE(strict.compose("drop-menu", out));
+}
+
+TEST_CASE("compose_terms keeps usable terms in order and reports the others", "[composition]") {
+  const Embeddings embeddings = toy_embeddings();
+  const Normalizer normalizer{Normalization::none, {}};
+  const TermComposer composer(embeddings, normalizer, CompositionOptions{});
+  const ComposedTerms composed = compose_terms({"zzz", "menu", "drop file", "qqq"}, composer, 2);
+  CHECK(composed.term_ids == std::vector<std::uint32_t>{1, 2});
+  CHECK(composed.unusable == std::vector<std::uint32_t>{0, 3});
+  REQUIRE(composed.vectors.rows() == 2);
+  CHECK((RowVector(composed.vectors.row(1)) - unit_sum({2, 0})).norm() < 1e-6);
+}
+
+TEST_CASE("collect_words lists every form a lookup may try", "[composition]") {
+  std::vector<std::string> words{"file"};
+  collect_words({"File drop-Down", "file"}, words);
+  for (const char* expected : {"File", "file", "drop-Down", "drop-down", "drop", "Down", "down"}) {
+    CAPTURE(expected);
+    CHECK(std::count(words.begin(), words.end(), expected) == 1);
+  }
+}

@@ -1,0 +1,113 @@
+#include <catch2/catch.hpp>
+#include <cstdio>
+#include <fstream>
+
+#include "termalign/config.h"
+#include "termalign/error.h"
+
+using namespace termalign;
+
+namespace {
+std::string write_temporary(const std::string& name, const std::string& text) {
+  const std::string path = std::string(TERMALIGN_BINARY_DIR) + "/" + name;
+  std::ofstream(path) << text;
+  return path;
+}
+}  // namespace
+
+TEST_CASE("A configuration file sets options and keeps the others", "[config]") {
+  const std::string path = write_temporary("test_config_partial.toml",
+                                           "[scoring]\nk = 5\nneighbourhood = \"vocabulary\"\n"
+                                           "[mapping]\nnormalization = \"center\"\n"
+                                           "[composition]\nsubword_oov = false\n"
+                                           "[input]\nseed = \"seed.tsv\"\n");
+  AlignConfig config;
+  load_config(path, config);
+  CHECK(config.scoring.k == 5);
+  CHECK(config.scoring.neighbourhood == Neighbourhood::vocabulary);
+  CHECK(config.mapping.normalization == Normalization::center);
+  CHECK_FALSE(config.composition.subword_oov);
+  CHECK(config.composition.split_compounds);                                    // default kept
+  CHECK(config.ranking.top_m == RankingOptions{}.top_m);                        // default kept
+  CHECK(config.input.seed == std::string(TERMALIGN_BINARY_DIR) + "/seed.tsv");  // relative to the file
+  std::remove(path.c_str());
+}
+
+TEST_CASE("The resolved configuration reproduces every option", "[config]") {
+  AlignConfig config;
+  config.input.src_vectors = "/data/en.bin";
+  config.input.tgt_vectors = "/data/fr.vec";
+  config.input.seed = "/data/seed.tsv";
+  config.input.src_terms = "/data/en.txt";
+  config.input.tgt_terms = "/data/fr \"quoted\".txt";
+  config.input.most_frequent = 1234;
+  config.output.out = "/out/sub.tsv";
+  config.mapping.normalization = Normalization::none;
+  config.mapping.min_seed_pairs = 7;
+  config.composition.lowercase_fallback = false;
+  config.scoring.k = 3;
+  config.scoring.neighbourhood = Neighbourhood::vocabulary;
+  config.scoring.neighbourhood_words = 99;
+  config.scoring.tile_rows = 17;
+  config.scoring.tile_cols = 19;
+  config.scoring.threads = 2;
+  config.ranking.top_m = 4;
+  config.ranking.mutual_m = 6;
+  config.ranking.cap = 100;
+  const std::string text = to_toml(config);
+  const std::string path = write_temporary("test_config_resolved.toml", text);
+  AlignConfig loaded;
+  load_config(path, loaded);
+  CHECK(to_toml(loaded) == text);
+  CHECK(loaded.input.tgt_terms == "/data/fr \"quoted\".txt");
+  CHECK(loaded.scoring.tile_cols == 19);
+  CHECK(loaded.ranking.mutual_m == 6);
+  std::remove(path.c_str());
+}
+
+TEST_CASE("Bad configuration files are errors naming the file, line and key", "[config]") {
+  AlignConfig config;
+  SECTION("unknown key") {
+    const std::string path = write_temporary("test_config_unknown.toml", "[scoring]\nk = 5\ncsls_k = 3\n");
+    CHECK_THROWS_WITH(load_config(path, config),
+                      Catch::Contains("test_config_unknown.toml:3") && Catch::Contains("scoring.csls_k"));
+  }
+  SECTION("unknown section") {
+    const std::string path = write_temporary("test_config_section.toml", "[scorign]\nk = 5\n");
+    CHECK_THROWS_WITH(load_config(path, config), Catch::Contains("scorign.k"));
+  }
+  SECTION("wrong type") {
+    const std::string path = write_temporary("test_config_type.toml", "[scoring]\n\nk = \"ten\"\n");
+    CHECK_THROWS_WITH(load_config(path, config),
+                      Catch::Contains("test_config_type.toml:3") && Catch::Contains("integer"));
+  }
+  SECTION("negative count") {
+    const std::string path = write_temporary("test_config_negative.toml", "[ranking]\ntop_m = -1\n");
+    CHECK_THROWS_WITH(load_config(path, config), Catch::Contains("negative"));
+  }
+  SECTION("unknown enumeration name") {
+    const std::string path = write_temporary("test_config_enum.toml", "[mapping]\nnormalization = \"l2\"\n");
+    CHECK_THROWS_WITH(load_config(path, config), Catch::Contains(":2") && Catch::Contains("unit-center-unit"));
+  }
+  SECTION("TOML syntax error") {
+    const std::string path = write_temporary("test_config_syntax.toml", "[scoring]\nk = \n");
+    CHECK_THROWS_WITH(load_config(path, config), Catch::Contains("test_config_syntax.toml:2"));
+  }
+}
+
+TEST_CASE("validate() rejects bad values with a sentence", "[config]") {
+  AlignConfig config;
+  config.input.src_vectors = config.input.tgt_vectors = "v";
+  config.input.src_terms = config.input.tgt_terms = config.input.seed = "t";
+  CHECK_NOTHROW(config.validate());
+  config.scoring.k = 0;
+  CHECK_THROWS_WITH(config.validate(), "The CSLS neighbourhood k must be at least 1 (got 0).");
+  config.scoring.k = 10;
+  config.input.seed.clear();
+  CHECK_THROWS_WITH(config.validate(), Catch::Contains("--seed"));
+  config.output.mapping = "m";
+  CHECK_NOTHROW(config.validate());
+  config.scoring.neighbourhood = Neighbourhood::vocabulary;
+  config.scoring.neighbourhood_words = config.input.most_frequent + 1;
+  CHECK_THROWS_WITH(config.validate(), Catch::Contains("most_frequent"));
+}
