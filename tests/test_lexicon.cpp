@@ -1,0 +1,202 @@
+// Readers of term lists and pair files: what they keep, the errors (with file and line) and the warnings.
+#include <spdlog/sinks/ostream_sink.h>
+
+#include <algorithm>
+#include <catch2/catch.hpp>
+#include <filesystem>
+#include <functional>
+#include <memory>
+#include <sstream>
+#include <string>
+
+#include "termalign/error.h"
+#include "termalign/io.h"
+#include "termalign/lexicon.h"
+#include "termalign/logging.h"
+
+using termalign::PairFileKind;
+using namespace std::string_literals;
+
+namespace {
+
+// Writes `contents` as a fixture file in the build tree and returns its path.
+std::string fixture(const std::string& name, const std::string& contents) {
+  const std::string directory = TERMALIGN_BINARY_DIR "/test-data/lexicon";
+  std::filesystem::create_directories(directory);
+  const std::string path = directory + "/" + name;
+  termalign::write_file_atomically(path, contents);
+  return path;
+}
+
+// Collects what the library logs while it lives.
+class CapturedLog {
+ public:
+  CapturedLog() : sink_(std::make_shared<spdlog::sinks::ostream_sink_mt>(stream_)) {
+    sink_->set_pattern("%l %v");
+    termalign::logger().sinks().push_back(sink_);
+  }
+  ~CapturedLog() {
+    auto& sinks = termalign::logger().sinks();
+    sinks.erase(std::remove(sinks.begin(), sinks.end(), sink_), sinks.end());
+  }
+  // Warning lines that contain `text`.
+  std::size_t warnings_with(const std::string& text) const {
+    std::istringstream lines(stream_.str());
+    std::size_t count = 0;
+    for (std::string line; std::getline(lines, line);) {
+      count += line.rfind("warning ", 0) == 0 && line.find(text) != std::string::npos ? 1 : 0;
+    }
+    return count;
+  }
+
+ private:
+  std::ostringstream stream_;
+  std::shared_ptr<spdlog::sinks::ostream_sink_mt> sink_;
+};
+
+// `read` must throw an input error whose message starts with "path:line:" and contains `words`.
+void check_input_error(const std::function<void()>& read, const std::string& path, std::size_t line,
+                       const std::string& words) {
+  try {
+    read();
+    FAIL("no error for " << path);
+  } catch (const termalign::Error& error) {
+    const std::string message = error.what();
+    CAPTURE(message);
+    CHECK(error.kind() == termalign::ErrorKind::input);
+    CHECK(message.rfind(path + ":" + std::to_string(line) + ": ", 0) == 0);
+    CHECK(message.find(words) != std::string::npos);
+  }
+}
+
+void check_term_list_error(const std::string& name, const std::string& contents, std::size_t line,
+                           const std::string& words) {
+  const std::string path = fixture(name, contents);
+  check_input_error([&] { termalign::read_term_list(path); }, path, line, words);
+}
+
+void check_pairs_error(const std::string& name, const std::string& contents, std::size_t line,
+                       const std::string& words) {
+  const std::string path = fixture(name, contents);
+  check_input_error([&] { termalign::read_pairs(path, PairFileKind::submission); }, path, line, words);
+}
+
+}  // namespace
+
+TEST_CASE("a term list keeps stripped terms in order, skips blank lines and gives ids", "[lexicon]") {
+  CapturedLog log;
+  const auto list = termalign::read_term_list(fixture("terms.txt", "alpha\n  beta gamma \t\n\n \ndelta"));
+  REQUIRE(list.terms == std::vector<std::string>{"alpha", "beta gamma", "delta"});
+  CHECK(list.size() == 3);
+  CHECK(list.id("beta gamma") == 1u);
+  CHECK(list.id("delta") == 2u);
+  CHECK_FALSE(list.id("beta").has_value());
+  CHECK(list.contains("alpha"));
+  CHECK_FALSE(list.contains(" alpha"));
+  CHECK(log.warnings_with("terms.txt") == 0);
+}
+
+TEST_CASE("term list errors name the file and the line", "[lexicon]") {
+  check_term_list_error("utf8.txt", "ok\nna\xC3\x28ve\n", 2, "not valid UTF-8");
+  check_term_list_error("overlong.txt", "a\nb\n\xC0\xAF\n", 3, "not valid UTF-8");
+  check_term_list_error("nul.txt", "a\n\nb\0c\n"s, 3, "NUL byte");
+  check_term_list_error("tab.txt", "a\nb\tc\n", 2, "TAB");
+  const std::string missing = TERMALIGN_BINARY_DIR "/test-data/lexicon/no-such-file.txt";
+  try {
+    termalign::read_term_list(missing);
+    FAIL("no error for a missing file");
+  } catch (const termalign::Error& error) {
+    CHECK(error.kind() == termalign::ErrorKind::input);
+    CHECK(std::string(error.what()).rfind(missing + ": ", 0) == 0);
+  }
+}
+
+TEST_CASE("a term list accepts duplicates, CRLF and a BOM with one warning each", "[lexicon]") {
+  SECTION("duplicates") {
+    CapturedLog log;
+    const auto list = termalign::read_term_list(fixture("dup-terms.txt", "a\nb\na\n a \nc\n"));
+    CHECK(list.terms == std::vector<std::string>{"a", "b", "c"});
+    CHECK(log.warnings_with("dup-terms.txt: 2 repeated") == 1);
+  }
+  SECTION("CRLF") {
+    CapturedLog log;
+    const auto list = termalign::read_term_list(fixture("crlf-terms.txt", "a b\r\nc\r\nd\n"));
+    CHECK(list.terms == std::vector<std::string>{"a b", "c", "d"});
+    CHECK(log.warnings_with("crlf-terms.txt: 2 lines end with CRLF") == 1);
+  }
+  SECTION("BOM") {
+    CapturedLog log;
+    const auto list = termalign::read_term_list(fixture("bom-terms.txt",
+                                                        "\xEF\xBB\xBF"
+                                                        "a\nb\n"));
+    CHECK(list.terms == std::vector<std::string>{"a", "b"});
+    CHECK(log.warnings_with("bom-terms.txt") == 1);
+    CHECK(log.warnings_with("byte order mark") == 1);
+  }
+}
+
+TEST_CASE("pair files keep stripped pairs in order with their line numbers", "[lexicon]") {
+  CapturedLog log;
+  const auto list = termalign::read_pairs(fixture("pairs.tsv", "  menu bar\tbarre de menus \n\n\ncell\tcellule"),
+                                          PairFileKind::gold);
+  REQUIRE(list.pairs.size() == 2);
+  CHECK(list.pairs[0] == std::make_pair(std::string("menu bar"), std::string("barre de menus")));
+  CHECK(list.pairs[1] == std::make_pair(std::string("cell"), std::string("cellule")));
+  CHECK(list.lines == std::vector<std::size_t>{1, 4});
+  CHECK(list.duplicates == 0);
+  CHECK(log.warnings_with("pairs.tsv") == 0);
+}
+
+TEST_CASE("pair file errors name the file and the line", "[lexicon]") {
+  check_pairs_error("one-column.tsv", "a\tb\nc\n", 2, "exactly 2 TAB-separated columns");
+  check_pairs_error("three-columns.tsv", "a\tb\nc\td\n\ne\tf\tg\n", 4, "exactly 2 TAB-separated columns");
+  check_pairs_error("empty-source.tsv", "a\tb\n \tb\n", 2, "empty source term");
+  check_pairs_error("empty-target.tsv", "a\tb\nc\td\ne\t\n", 3, "empty target term");
+  check_pairs_error("utf8-pairs.tsv", "a\t\xE9t\xE9\n", 1, "not valid UTF-8");
+  check_pairs_error("nul-pairs.tsv", "a\tb\nc\td\0\n"s, 2, "NUL byte");
+  SECTION("a gold file with no pair") {
+    for (const std::string contents : {"", "\n \n\n"}) {
+      const std::string path = fixture("empty-gold.tsv", contents);
+      CHECK_THROWS_WITH(termalign::read_pairs(path, PairFileKind::gold),
+                        Catch::StartsWith(path) && Catch::Contains("holds no pair"));
+    }
+  }
+  SECTION("an empty submission is accepted") {
+    CHECK(termalign::read_pairs(fixture("empty-submission.tsv", "\n"), PairFileKind::submission).pairs.empty());
+  }
+}
+
+TEST_CASE("pair files accept duplicates, CRLF and a BOM with one warning each", "[lexicon]") {
+  SECTION("duplicates: the first occurrence is kept") {
+    CapturedLog log;
+    const auto list = termalign::read_pairs(fixture("dup-pairs.tsv", "a\tb\nc\td\na\tb\nc\td\na\tb\n"),
+                                            PairFileKind::submission);
+    CHECK(list.pairs.size() == 2);
+    CHECK(list.lines == std::vector<std::size_t>{1, 2});
+    CHECK(list.duplicates == 3);
+    CHECK(log.warnings_with("dup-pairs.tsv: 3 repeated") == 1);
+  }
+  SECTION("CRLF") {
+    CapturedLog log;
+    const auto list = termalign::read_pairs(fixture("crlf-pairs.tsv", "a\tb\r\nc\td\r\n"), PairFileKind::gold);
+    REQUIRE(list.pairs.size() == 2);
+    CHECK(list.pairs[0].second == "b");
+    CHECK(log.warnings_with("crlf-pairs.tsv: 2 lines end with CRLF") == 1);
+  }
+  SECTION("BOM") {
+    CapturedLog log;
+    const auto list = termalign::read_pairs(fixture("bom-pairs.tsv",
+                                                    "\xEF\xBB\xBF"
+                                                    "a\tb\n"),
+                                            PairFileKind::seed_lexicon);
+    REQUIRE(list.pairs.size() == 1);
+    CHECK(list.pairs[0].first == "a");
+    CHECK(log.warnings_with("bom-pairs.tsv") == 1);
+  }
+}
+
+TEST_CASE("the submission cap is floor(10 x (|D1| + |D2|) / 2)", "[lexicon]") {
+  CHECK(termalign::submission_cap(1, 2) == 15);
+  CHECK(termalign::submission_cap(0, 0) == 0);
+  CHECK(termalign::submission_cap(1270, 9712) == 54910);
+}
