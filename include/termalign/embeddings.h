@@ -42,6 +42,9 @@ struct LoadOptions {
   std::unordered_set<std::string> wanted;
   std::size_t most_frequent = 0;
   int threads = 0;  // .vec parsing threads; 0 = all
+  // .vec parsing: the file is cut at line ends into pieces of about this many bytes, parsed in parallel;
+  // 0 = automatic (a few MB). Tests use tiny pieces so that small files cross many borders.
+  std::size_t chunk_bytes = 0;
 };
 
 // .vec text: header "count dim", then "word v1 ... vdim" per line. Errors name the file and line: a bad header,

@@ -1,0 +1,26 @@
+// A read-only memory map of a whole file, for parsers that split a large input into chunks.
+#pragma once
+
+#include <cstddef>
+#include <string>
+#include <string_view>
+
+namespace termalign::detail {
+
+class MappedFile {
+ public:
+  // A missing or unreadable file, or one that is not a regular file, is an input error naming it. An empty file
+  // gives an empty view.
+  explicit MappedFile(const std::string& path);
+  MappedFile(const MappedFile&) = delete;
+  MappedFile& operator=(const MappedFile&) = delete;
+  ~MappedFile();
+
+  std::string_view contents() const { return {data_, size_}; }
+
+ private:
+  const char* data_ = nullptr;
+  std::size_t size_ = 0;
+};
+
+}  // namespace termalign::detail
