@@ -95,6 +95,7 @@ EvaluationResult evaluate(const PairList& gold, const PairList& predictions, con
   // Gold pair -> its index in first-occurrence order (the gold is a set).
   std::unordered_map<Pair, std::size_t, PairHash> gold_index;
   std::vector<const Pair*> gold_pairs;
+  gold_index.reserve(gold.pairs.size());
   for (const Pair& pair : gold.pairs) {
     if (gold_index.emplace(pair, gold_pairs.size()).second) gold_pairs.push_back(&pair);
   }
@@ -106,6 +107,7 @@ EvaluationResult evaluate(const PairList& gold, const PairList& predictions, con
   // repeated pair counts once: the later copies are dropped and take no rank. The reader already dropped repeated
   // lines; pairs repeated inside `predictions.pairs` itself are dropped here.
   std::unordered_set<Pair, PairHash> seen;
+  seen.reserve(predictions.pairs.size());
   std::size_t repeated_here = 0, out_of_lists = 0;
   HitRanks hit_ranks;
   std::vector<std::size_t> hit_gold;  // the gold index of each hit

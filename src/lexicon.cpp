@@ -1,5 +1,6 @@
 #include "termalign/lexicon.h"
 
+#include <algorithm>
 #include <cstring>
 #include <string_view>
 #include <unordered_set>
@@ -26,6 +27,8 @@ class LineReader {
  public:
   explicit LineReader(const std::string& path) : path_(path), contents_(read_file(path)) {
     rest_ = contents_;
+    line_capacity_ = static_cast<std::size_t>(std::count(rest_.begin(), rest_.end(), '\n')) + 1;
+    seen_.reserve(line_capacity_);
     if (rest_.substr(0, utf8_bom.size()) == utf8_bom) {
       rest_.remove_prefix(utf8_bom.size());
       logger().warn("{}: starts with a UTF-8 byte order mark; ignored", path_);
@@ -67,13 +70,15 @@ class LineReader {
   }
 
   std::size_t line() const { return line_; }
+  // An upper bound on the number of lines, for reserving.
+  std::size_t line_capacity() const { return line_capacity_; }
   std::size_t duplicates() const { return duplicates_; }
 
  private:
   const std::string& path_;
   const std::string contents_;
   std::string_view rest_;
-  std::size_t line_ = 0, crlf_lines_ = 0, duplicates_ = 0;
+  std::size_t line_ = 0, crlf_lines_ = 0, duplicates_ = 0, line_capacity_ = 0;
   std::unordered_set<std::string_view> seen_;
 };
 
@@ -95,6 +100,8 @@ TermList read_term_list(const std::string& path) {
   TermList list;
   list.path = path;
   LineReader reader(list.path);
+  list.terms.reserve(reader.line_capacity());
+  list.ids.reserve(reader.line_capacity());
   std::string_view raw, text;
   while (reader.next(raw, text)) {
     if (text.find('\t') != std::string_view::npos) {
@@ -113,6 +120,8 @@ PairList read_pairs(const std::string& path, PairFileKind kind) {
   PairList list;
   list.path = path;
   LineReader reader(list.path);
+  list.pairs.reserve(reader.line_capacity());
+  list.lines.reserve(reader.line_capacity());
   std::size_t space_beside_tab = 0;
   std::string_view raw, text;
   while (reader.next(raw, text)) {
