@@ -1,0 +1,288 @@
+#include "termalign/scoring.h"
+
+#include <omp.h>
+
+#include <algorithm>
+#include <functional>
+#include <limits>
+#include <memory>
+#include <string>
+
+#include "detail/topk.h"
+#include "termalign/error.h"
+#include "termalign/logging.h"
+#include "termalign/parallel.h"
+
+namespace termalign {
+namespace {
+
+using detail::TopCandidates;
+using detail::TopValues;
+
+// Eigen parallelises a GEMM by itself unless it runs inside a parallel region of several threads. The tiles are
+// already shared out among the threads, and a GEMM's blocking (so its rounding) depends on its thread count, so
+// the calling thread's OpenMP default is set to 1 for the duration: the serial path of parallel_for (one thread
+// or one row block) then runs single-threaded GEMMs too. Construct it after resolving the thread count.
+class SerialEigenProducts {
+ public:
+  SerialEigenProducts() : previous_(omp_get_max_threads()) { omp_set_num_threads(1); }
+  ~SerialEigenProducts() { omp_set_num_threads(previous_); }
+  SerialEigenProducts(const SerialEigenProducts&) = delete;
+  SerialEigenProducts& operator=(const SerialEigenProducts&) = delete;
+
+ private:
+  int previous_;
+};
+
+// Eigen rounds a dot product differently depending on the micro-kernel that computes it, which it picks by the
+// element's place in the product (its widest kernel covers 3 packets of rows and 4 columns; leftovers use others,
+// some with two accumulators) and switches to a coefficient loop for tiny products. Every GEMM here is padded
+// with zero rows to multiples of this on both sides, so every similarity goes through the widest kernel and its
+// value depends neither on the tiling nor on where the row lands in it: duplicate rows tie exactly. 48 is a
+// multiple of the widest kernel's rows for floats with SSE, AVX and AVX-512 (12, 24, 48) and of its columns (4).
+constexpr std::size_t kKernelMultiple = 48;
+
+std::size_t round_up(std::size_t n, std::size_t multiple) { return (n + multiple - 1) / multiple * multiple; }
+
+// Rows per tile along one side: the requested size, rounded down to the kernel multiple when that much is
+// requested (so only the last tile is padded), or the whole side when it fits in one tile.
+std::size_t tile_extent(std::size_t requested, std::size_t n) {
+  if (requested >= n) return n;
+  return requested >= kKernelMultiple ? requested - requested % kKernelMultiple : requested;
+}
+
+// `rows` rows of M from `first`, padded with zero rows to the kernel multiple: M's own storage when no padding is
+// needed, else a copy into `scratch` (sized once for the largest tile).
+const float* padded_rows(const Matrix& M, std::size_t first, std::size_t rows, std::size_t capacity,
+                         Eigen::VectorXf& scratch) {
+  const std::size_t dim = static_cast<std::size_t>(M.cols());
+  const float* source = M.data() + first * dim;
+  if (rows % kKernelMultiple == 0) return source;
+  if (scratch.size() == 0) scratch.resize(static_cast<Eigen::Index>(capacity * dim));
+  std::copy(source, source + rows * dim, scratch.data());
+  std::fill(scratch.data() + rows * dim, scratch.data() + round_up(rows, kKernelMultiple) * dim, 0.0f);
+  return scratch.data();
+}
+
+// A tile's similarities: rows x cols of a row-major buffer whose rows are `stride` floats apart.
+using Tile = Eigen::Map<const Matrix, 0, Eigen::OuterStride<>>;
+// visit(slot, first_row, first_col, tile): `slot` < the thread count is owned by the calling thread for the call.
+using TileVisitor = std::function<void(std::size_t, std::size_t, std::size_t, const Tile&)>;
+
+// Walks all tiles of X Z^T (X: n1 x d, Z: n2 x d, both non-empty): the row blocks are shared out among `threads`
+// threads and each thread computes its block's tiles in column order, one single-threaded GEMM per tile into its
+// own buffer (allocated once per thread). No similarity value depends on the tiling or the thread count.
+void for_each_tile(const Matrix& X, const Matrix& Z, const TileOptions& tiles, int threads,
+                   const TileVisitor& visit) {
+  TERMALIGN_CHECK(X.cols() == Z.cols(), "both sides must have the same dimension");
+  const std::size_t n1 = static_cast<std::size_t>(X.rows()), n2 = static_cast<std::size_t>(Z.rows());
+  const Eigen::Index dim = X.cols();
+  const std::size_t tile_rows = tile_extent(tiles.rows, n1), tile_cols = tile_extent(tiles.cols, n2);
+  const std::size_t row_capacity = round_up(tile_rows, kKernelMultiple);
+  const std::size_t col_capacity = round_up(tile_cols, kKernelMultiple);
+  const std::size_t row_blocks = (n1 + tile_rows - 1) / tile_rows;
+  struct Workspace {
+    Eigen::VectorXf similarities, source_rows, target_rows;
+  };
+  std::vector<Workspace> workspaces(static_cast<std::size_t>(threads));
+  SerialEigenProducts serial_products;
+  parallel_for(row_blocks, threads, [&](std::size_t block) {
+    const std::size_t slot = static_cast<std::size_t>(current_thread()) % workspaces.size();
+    Workspace& workspace = workspaces[slot];
+    if (workspace.similarities.size() == 0)
+      workspace.similarities.resize(static_cast<Eigen::Index>(row_capacity * col_capacity));
+    const std::size_t first_row = block * tile_rows, rows = std::min(tile_rows, n1 - first_row);
+    const auto lhs_rows = static_cast<Eigen::Index>(round_up(rows, kKernelMultiple));
+    const Eigen::Map<const Matrix> lhs(padded_rows(X, first_row, rows, row_capacity, workspace.source_rows),
+                                       lhs_rows, dim);
+    for (std::size_t first_col = 0; first_col < n2; first_col += tile_cols) {
+      const std::size_t cols = std::min(tile_cols, n2 - first_col);
+      const auto rhs_rows = static_cast<Eigen::Index>(round_up(cols, kKernelMultiple));
+      const Eigen::Map<const Matrix> rhs(padded_rows(Z, first_col, cols, col_capacity, workspace.target_rows),
+                                         rhs_rows, dim);
+      Eigen::Map<Matrix> similarities(workspace.similarities.data(), lhs_rows, rhs_rows);
+      similarities.noalias() = lhs * rhs.transpose();
+      visit(slot, first_row, first_col,
+            Tile(similarities.data(), static_cast<Eigen::Index>(rows), static_cast<Eigen::Index>(cols),
+                 Eigen::OuterStride<>(rhs_rows)));
+    }
+  });
+}
+
+void check_tiles(const TileOptions& tiles) {
+  if (tiles.rows == 0 || tiles.cols == 0)
+    throw_usage_error("Tile sizes must be at least 1 (got " + std::to_string(tiles.rows) + " x " +
+                      std::to_string(tiles.cols) + ").");
+  if (tiles.threads < 0)
+    throw_usage_error("threads must be 0 (all cores) or a positive number (got " + std::to_string(tiles.threads) +
+                      ").");
+}
+
+void check_indexable(const Matrix& M) {
+  TERMALIGN_CHECK(static_cast<std::uint64_t>(M.rows()) < detail::kNoIndex, "too many rows for 32-bit indices");
+}
+
+// Per-thread structures created by the thread that first uses its slot.
+template <typename T>
+class PerSlot {
+ public:
+  PerSlot(std::size_t slots, std::function<T()> make) : items_(slots), make_(std::move(make)) {}
+  T& operator[](std::size_t slot) {
+    if (!items_[slot]) items_[slot] = std::make_unique<T>(make_());
+    return *items_[slot];
+  }
+  // The slots' structures merged into one (a fresh one when no slot was used).
+  T merged() {
+    T result = make_();
+    for (const auto& item : items_)
+      if (item) result.merge(*item);
+    return result;
+  }
+
+ private:
+  std::vector<std::unique_ptr<T>> items_;
+  std::function<T()> make_;
+};
+
+// Mean of each slot's kept values, summed in descending order so the result does not depend on which thread
+// offered what. 0 when nothing is kept (the other side is empty).
+Eigen::VectorXf slot_means(const TopValues& top) {
+  Eigen::VectorXf means = Eigen::VectorXf::Zero(static_cast<Eigen::Index>(top.slots()));
+  if (top.capacity() == 0) return means;
+  std::vector<float> values(top.capacity());
+  for (std::size_t slot = 0; slot < top.slots(); ++slot) {
+    std::copy(top.begin(slot), top.end(slot), values.begin());
+    std::sort(values.begin(), values.end(), detail::Greater());
+    double sum = 0;
+    for (float value : values) sum += value;
+    means[static_cast<Eigen::Index>(slot)] = static_cast<float>(sum / static_cast<double>(values.size()));
+  }
+  return means;
+}
+
+// One pass over all tiles keeping the k largest similarities of each row of X and, when `with_columns`, of each
+// row of Z (per-thread column structures merged at the end). k is clipped to the other side's size.
+NeighbourhoodMeans scan_neighbourhoods(const Matrix& X, const Matrix& Z, int k, const TileOptions& tiles,
+                                       bool with_columns) {
+  if (k < 1) throw_usage_error("The CSLS neighbourhood k must be at least 1 (got " + std::to_string(k) + ").");
+  check_tiles(tiles);
+  const std::size_t n1 = static_cast<std::size_t>(X.rows()), n2 = static_cast<std::size_t>(Z.rows());
+  const float lowest = -std::numeric_limits<float>::infinity();
+  TopValues row_top(n1, std::min<std::size_t>(static_cast<std::size_t>(k), n2), lowest);
+  const std::size_t column_k = with_columns ? std::min<std::size_t>(static_cast<std::size_t>(k), n1) : 0;
+  const int threads = resolve_threads(tiles.threads);
+  PerSlot<TopValues> column_top(static_cast<std::size_t>(threads),
+                                [&] { return TopValues(with_columns ? n2 : 0, column_k, lowest); });
+  if (n1 > 0 && n2 > 0) {
+    for_each_tile(X, Z, tiles, threads,
+                  [&](std::size_t slot, std::size_t first_row, std::size_t first_col, const Tile& tile) {
+                    TopValues* columns = with_columns ? &column_top[slot] : nullptr;
+                    for (Eigen::Index i = 0; i < tile.rows(); ++i) {
+                      const std::size_t row = first_row + static_cast<std::size_t>(i);
+                      const float* similarities = tile.row(i).data();
+                      const float* row_bound = row_top.bounds() + row;
+                      for (Eigen::Index j = 0; j < tile.cols(); ++j) {
+                        const float s = similarities[j];
+                        if (s > *row_bound) row_top.offer(row, s);
+                        if (columns == nullptr) continue;
+                        const std::size_t column = first_col + static_cast<std::size_t>(j);
+                        if (s > columns->bounds()[column]) columns->offer(column, s);
+                      }
+                    }
+                  });
+  }
+  NeighbourhoodMeans means;
+  means.source = slot_means(row_top);
+  if (with_columns) means.target = slot_means(column_top.merged());
+  return means;
+}
+
+}  // namespace
+
+NeighbourhoodMeans neighbourhood_means(const Matrix& X, const Matrix& Z, int k, const TileOptions& tiles) {
+  return scan_neighbourhoods(X, Z, k, tiles, true);
+}
+
+Eigen::VectorXf knn_mean_similarity(const Matrix& Q, const Matrix& D, int k, const TileOptions& tiles) {
+  return scan_neighbourhoods(Q, D, k, tiles, false).source;
+}
+
+std::vector<Candidate> select_csls_candidates(const Matrix& X, const Matrix& Z, const NeighbourhoodMeans& means,
+                                              const SelectionOptions& selection, const TileOptions& tiles) {
+  check_tiles(tiles);
+  check_indexable(X);
+  check_indexable(Z);
+  const std::size_t n1 = static_cast<std::size_t>(X.rows()), n2 = static_cast<std::size_t>(Z.rows());
+  TERMALIGN_CHECK(static_cast<std::size_t>(means.source.size()) == n1, "one source mean per row of X");
+  TERMALIGN_CHECK(static_cast<std::size_t>(means.target.size()) == n2, "one target mean per row of Z");
+  if (selection.top_m == 0 && selection.mutual_m == 0 && selection.limit == 0)
+    throw_usage_error(
+        "Without a per-source limit (top_m = 0) and without mutual_m, a limit on the number of pairs is needed: "
+        "otherwise every pair would be kept.");
+  if (n1 == 0 || n2 == 0) return {};
+
+  const std::size_t per_source = std::min(selection.top_m, n2);
+  const std::size_t per_target = std::min(selection.mutual_m, n1);
+  // Without per-source or per-target lists, each thread keeps its `limit` best pairs overall.
+  const std::size_t overall = per_source == 0 && per_target == 0 ? selection.limit : 0;
+  const Candidate sentinel = detail::sentinel_candidate();
+  TopCandidates row_top(per_source > 0 ? n1 : 0, per_source, sentinel);
+  const int threads = resolve_threads(tiles.threads);
+  PerSlot<TopCandidates> column_top(static_cast<std::size_t>(threads),
+                                    [&] { return TopCandidates(per_target > 0 ? n2 : 0, per_target, sentinel); });
+  PerSlot<TopCandidates> overall_top(static_cast<std::size_t>(threads),
+                                     [&] { return TopCandidates(overall > 0 ? 1 : 0, overall, sentinel); });
+
+  const float* source_means = means.source.data();
+  const float* target_means = means.target.data();
+  for_each_tile(X, Z, tiles, threads,
+                [&](std::size_t slot, std::size_t first_row, std::size_t first_col, const Tile& tile) {
+                  TopCandidates& columns = column_top[slot];
+                  TopCandidates& best = overall_top[slot];
+                  for (Eigen::Index i = 0; i < tile.rows(); ++i) {
+                    const std::size_t row = first_row + static_cast<std::size_t>(i);
+                    const float* similarities = tile.row(i).data();
+                    const float source_mean = source_means[row];
+                    for (Eigen::Index j = 0; j < tile.cols(); ++j) {
+                      const std::size_t column = first_col + static_cast<std::size_t>(j);
+                      const float cosine = similarities[j];
+                      const float score = 2.0f * cosine - source_mean - target_means[column];
+                      // An equal score may still rank before the bound (index order): offer() decides.
+                      const bool to_row = per_source > 0 && score >= row_top.bounds()[row];
+                      const bool to_column = per_target > 0 && score >= columns.bounds()[column];
+                      const bool to_overall = overall > 0 && score >= best.bounds()[0];
+                      if (!(to_row || to_column || to_overall)) continue;
+                      const Candidate candidate{score, cosine, static_cast<std::uint32_t>(row),
+                                                static_cast<std::uint32_t>(column)};
+                      if (to_row) row_top.offer(row, candidate);
+                      if (to_column) columns.offer(column, candidate);
+                      if (to_overall) best.offer(0, candidate);
+                    }
+                  }
+                });
+
+  std::vector<Candidate> kept;
+  const auto keep_real = [&](const TopCandidates& top, std::size_t slot, const TopCandidates* within) {
+    for (const Candidate* c = top.begin(slot); c != top.end(slot); ++c) {
+      if (c->source == detail::kNoIndex) continue;
+      // Within the target's list: the candidate does not rank after its worst kept source.
+      if (within != nullptr && ranks_before(within->worst(c->target), *c)) continue;
+      kept.push_back(*c);
+    }
+  };
+  if (per_source > 0) {
+    const TopCandidates target_lists = column_top.merged();
+    for (std::size_t row = 0; row < n1; ++row) keep_real(row_top, row, per_target > 0 ? &target_lists : nullptr);
+  } else if (per_target > 0) {
+    const TopCandidates target_lists = column_top.merged();
+    for (std::size_t column = 0; column < n2; ++column) keep_real(target_lists, column, nullptr);
+  } else {
+    keep_real(overall_top.merged(), 0, nullptr);
+  }
+  std::sort(kept.begin(), kept.end(), ranks_before);
+  if (selection.limit > 0 && kept.size() > selection.limit) kept.resize(selection.limit);
+  logger().debug("CSLS selection: {} x {} terms, {} candidate pairs kept", n1, n2, kept.size());
+  return kept;
+}
+
+}  // namespace termalign

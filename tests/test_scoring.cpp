@@ -1,0 +1,350 @@
+// The blocked CSLS kernel against a brute-force reference on tiny data whose tiles cross many borders.
+#include <algorithm>
+#include <catch2/catch.hpp>
+#include <cmath>
+#include <random>
+#include <vector>
+
+#include "termalign/error.h"
+#include "termalign/scoring.h"
+
+using termalign::Candidate;
+using termalign::Matrix;
+using termalign::NeighbourhoodMeans;
+using termalign::SelectionOptions;
+using termalign::TileOptions;
+
+namespace {
+
+Matrix random_unit_rows(int rows, int dim, unsigned seed) {
+  std::mt19937 generator(seed);
+  std::normal_distribution<float> normal(0.0f, 1.0f);
+  Matrix M(rows, dim);
+  for (int i = 0; i < rows; ++i) {
+    for (int c = 0; c < dim; ++c) M(i, c) = normal(generator);
+    M.row(i).normalize();
+  }
+  return M;
+}
+
+// Plain dot products, one by one: the reference shares no code with the kernel.
+std::vector<std::vector<float>> all_similarities(const Matrix& X, const Matrix& Z) {
+  std::vector<std::vector<float>> s(X.rows(), std::vector<float>(Z.rows()));
+  for (int i = 0; i < X.rows(); ++i)
+    for (int j = 0; j < Z.rows(); ++j) {
+      float dot = 0;
+      for (int c = 0; c < X.cols(); ++c) dot += X(i, c) * Z(j, c);
+      s[i][j] = dot;
+    }
+  return s;
+}
+
+float mean_of_largest(std::vector<float> values, int k) {
+  if (values.empty()) return 0.0f;
+  std::sort(values.begin(), values.end(), [](float a, float b) { return a > b; });
+  const std::size_t count = std::min<std::size_t>(k, values.size());
+  double sum = 0;
+  for (std::size_t i = 0; i < count; ++i) sum += values[i];
+  return static_cast<float>(sum / count);
+}
+
+NeighbourhoodMeans reference_means(const Matrix& X, const Matrix& Z, int k) {
+  const auto s = all_similarities(X, Z);
+  NeighbourhoodMeans means;
+  means.source.resize(X.rows());
+  means.target.resize(Z.rows());
+  for (int i = 0; i < X.rows(); ++i) means.source[i] = mean_of_largest(s[i], k);
+  for (int j = 0; j < Z.rows(); ++j) {
+    std::vector<float> column;
+    for (int i = 0; i < X.rows(); ++i) column.push_back(s[i][j]);
+    means.target[j] = mean_of_largest(column, k);
+  }
+  return means;
+}
+
+// Every pair scored, each row's and column's list sorted in full, then the selection as documented.
+std::vector<Candidate> reference_selection(const Matrix& X, const Matrix& Z, const NeighbourhoodMeans& means,
+                                           const SelectionOptions& selection) {
+  const auto s = all_similarities(X, Z);
+  const auto n1 = static_cast<std::size_t>(X.rows()), n2 = static_cast<std::size_t>(Z.rows());
+  std::vector<std::vector<Candidate>> by_source(n1), by_target(n2);
+  for (std::size_t i = 0; i < n1; ++i)
+    for (std::size_t j = 0; j < n2; ++j) {
+      const Candidate c{2.0f * s[i][j] - means.source[i] - means.target[j], s[i][j], static_cast<std::uint32_t>(i),
+                        static_cast<std::uint32_t>(j)};
+      by_source[i].push_back(c);
+      by_target[j].push_back(c);
+    }
+  const auto within = [](std::vector<Candidate>& list, std::size_t m, const Candidate& c) {
+    std::sort(list.begin(), list.end(), termalign::ranks_before);
+    for (std::size_t r = 0; r < std::min(m, list.size()); ++r)
+      if (list[r].source == c.source && list[r].target == c.target) return true;
+    return false;
+  };
+  std::vector<Candidate> kept;
+  for (std::size_t i = 0; i < n1; ++i)
+    for (const Candidate& c : by_source[i]) {
+      if (selection.top_m > 0 && !within(by_source[i], selection.top_m, c)) continue;
+      if (selection.mutual_m > 0 && !within(by_target[c.target], selection.mutual_m, c)) continue;
+      kept.push_back(c);
+    }
+  std::sort(kept.begin(), kept.end(), termalign::ranks_before);
+  if (selection.limit > 0 && kept.size() > selection.limit) kept.resize(selection.limit);
+  return kept;
+}
+
+void require_close(const Eigen::VectorXf& actual, const Eigen::VectorXf& expected) {
+  REQUIRE(actual.size() == expected.size());
+  for (Eigen::Index i = 0; i < actual.size(); ++i) {
+    INFO("entry " << i);
+    REQUIRE(actual[i] == Approx(expected[i]).margin(1e-5));
+  }
+}
+
+void require_same_pairs(const std::vector<Candidate>& actual, const std::vector<Candidate>& expected) {
+  REQUIRE(actual.size() == expected.size());
+  for (std::size_t r = 0; r < actual.size(); ++r) {
+    INFO("rank " << r << ": got " << actual[r].source << "-" << actual[r].target << " (" << actual[r].score
+                 << "), expected " << expected[r].source << "-" << expected[r].target << " (" << expected[r].score
+                 << ")");
+    REQUIRE(actual[r].source == expected[r].source);
+    REQUIRE(actual[r].target == expected[r].target);
+    REQUIRE(actual[r].score == Approx(expected[r].score).margin(1e-5));
+    REQUIRE(actual[r].cosine == Approx(expected[r].cosine).margin(1e-5));
+  }
+}
+
+// For long lists, where rounding differences between the reference's dot products and the GEMM's may swap two
+// pairs whose scores are a few ulps apart: the same pairs, and the same score at every rank.
+void require_same_pairs_up_to_near_ties(const std::vector<Candidate>& actual,
+                                        const std::vector<Candidate>& expected) {
+  REQUIRE(actual.size() == expected.size());
+  for (std::size_t r = 0; r < actual.size(); ++r)
+    REQUIRE(actual[r].score == Approx(expected[r].score).margin(1e-5));
+  const auto pairs = [](const std::vector<Candidate>& list) {
+    std::vector<std::pair<std::uint32_t, std::uint32_t>> result;
+    for (const Candidate& c : list) result.emplace_back(c.source, c.target);
+    std::sort(result.begin(), result.end());
+    return result;
+  };
+  REQUIRE(pairs(actual) == pairs(expected));
+}
+
+void require_identical(const std::vector<Candidate>& a, const std::vector<Candidate>& b) {
+  REQUIRE(a.size() == b.size());
+  for (std::size_t r = 0; r < a.size(); ++r) {
+    INFO("rank " << r);
+    REQUIRE(a[r].source == b[r].source);
+    REQUIRE(a[r].target == b[r].target);
+    REQUIRE(a[r].score == b[r].score);
+    REQUIRE(a[r].cosine == b[r].cosine);
+  }
+}
+
+void require_identical(const Eigen::VectorXf& a, const Eigen::VectorXf& b) {
+  REQUIRE(a.size() == b.size());
+  for (Eigen::Index i = 0; i < a.size(); ++i) REQUIRE(a[i] == b[i]);
+}
+
+// Tile shapes from 3 to 7, rows and columns different, plus one tile holding everything.
+const std::vector<TileOptions> kTilings = {{3, 5, 1}, {7, 4, 2}, {4, 7, 2}, {5, 3, 1}, {6, 6, 2}, {1000, 1000, 1}};
+
+}  // namespace
+
+TEST_CASE("neighbourhood means match brute force across tile borders", "[scoring]") {
+  const Matrix X = random_unit_rows(23, 5, 1), Z = random_unit_rows(31, 5, 2);
+  for (int k : {1, 3, 23, 31, 100}) {
+    const NeighbourhoodMeans expected = reference_means(X, Z, k);
+    for (const TileOptions& tiles : kTilings) {
+      INFO("k " << k << ", tiles " << tiles.rows << " x " << tiles.cols << ", threads " << tiles.threads);
+      const NeighbourhoodMeans means = termalign::neighbourhood_means(X, Z, k, tiles);
+      require_close(means.source, expected.source);
+      require_close(means.target, expected.target);
+      require_close(termalign::knn_mean_similarity(X, Z, k, tiles), expected.source);
+      require_close(termalign::knn_mean_similarity(Z, X, k, tiles), expected.target);
+    }
+  }
+}
+
+TEST_CASE("k at least the list size averages the whole row", "[scoring]") {
+  const Matrix X = random_unit_rows(4, 3, 3), Z = random_unit_rows(6, 3, 4);
+  const NeighbourhoodMeans means = termalign::neighbourhood_means(X, Z, 50, {3, 4, 2});
+  const Matrix s = X * Z.transpose();
+  for (int i = 0; i < 4; ++i) REQUIRE(means.source[i] == Approx(s.row(i).mean()).margin(1e-6));
+  for (int j = 0; j < 6; ++j) REQUIRE(means.target[j] == Approx(s.col(j).mean()).margin(1e-6));
+}
+
+TEST_CASE("a one-term list on either side", "[scoring]") {
+  const Matrix one = random_unit_rows(1, 5, 5), many = random_unit_rows(31, 5, 6);
+  for (const TileOptions& tiles : kTilings) {
+    for (int k : {1, 4}) {
+      const NeighbourhoodMeans expected = reference_means(one, many, k);
+      const NeighbourhoodMeans means = termalign::neighbourhood_means(one, many, k, tiles);
+      require_close(means.source, expected.source);
+      require_close(means.target, expected.target);
+      const NeighbourhoodMeans flipped = termalign::neighbourhood_means(many, one, k, tiles);
+      require_close(flipped.source, expected.target);
+      require_close(flipped.target, expected.source);
+    }
+    const SelectionOptions selection{3, 0, 0};
+    require_same_pairs(
+        termalign::select_csls_candidates(one, many, reference_means(one, many, 2), selection, tiles),
+        reference_selection(one, many, reference_means(one, many, 2), selection));
+    require_same_pairs(
+        termalign::select_csls_candidates(many, one, reference_means(many, one, 2), selection, tiles),
+        reference_selection(many, one, reference_means(many, one, 2), selection));
+  }
+}
+
+TEST_CASE("CSLS selection matches brute force", "[scoring]") {
+  const Matrix X = random_unit_rows(23, 5, 7), Z = random_unit_rows(31, 5, 8);
+  const NeighbourhoodMeans means = reference_means(X, Z, 3);
+  const std::vector<SelectionOptions> selections = {{3, 0, 0},    // top_m only
+                                                    {1, 0, 0},    // best target per source
+                                                    {4, 2, 0},    // mutual
+                                                    {40, 0, 0},   // m beyond the target list: every pair
+                                                    {0, 0, 17},   // no per-source limit: the 17 best pairs overall
+                                                    {0, 3, 0},    // per-target lists only
+                                                    {3, 0, 10},   // the limit cuts the list
+                                                    {5, 5, 12}};  // mutual and cut
+  for (const SelectionOptions& selection : selections) {
+    const std::vector<Candidate> expected = reference_selection(X, Z, means, selection);
+    REQUIRE(!expected.empty());
+    for (const TileOptions& tiles : kTilings) {
+      INFO("selection " << selection.top_m << "/" << selection.mutual_m << "/" << selection.limit << ", tiles "
+                        << tiles.rows << " x " << tiles.cols << ", threads " << tiles.threads);
+      require_same_pairs(termalign::select_csls_candidates(X, Z, means, selection, tiles), expected);
+    }
+  }
+}
+
+TEST_CASE("the count of kept pairs follows the options", "[scoring]") {
+  // Hand-computed sizes, independent of the reference: 23 sources x m, the cap, the whole grid.
+  const Matrix X = random_unit_rows(23, 5, 9), Z = random_unit_rows(31, 5, 10);
+  const NeighbourhoodMeans means = reference_means(X, Z, 3);
+  const TileOptions tiles{4, 6, 2};
+  REQUIRE(termalign::select_csls_candidates(X, Z, means, {3, 0, 0}, tiles).size() == 69);
+  REQUIRE(termalign::select_csls_candidates(X, Z, means, {3, 0, 50}, tiles).size() == 50);
+  REQUIRE(termalign::select_csls_candidates(X, Z, means, {0, 0, 1000}, tiles).size() == 23 * 31);
+  REQUIRE(termalign::select_csls_candidates(X, Z, means, {0, 2, 0}, tiles).size() == 62);
+  const auto best = termalign::select_csls_candidates(X, Z, means, {1, 1, 0}, tiles);
+  REQUIRE(best.size() <= 23);
+  for (std::size_t r = 1; r < best.size(); ++r) REQUIRE(termalign::ranks_before(best[r - 1], best[r]));
+}
+
+TEST_CASE("exact ties from duplicate rows are broken by index", "[scoring]") {
+  Matrix X = random_unit_rows(23, 5, 11), Z = random_unit_rows(31, 5, 12);
+  X.row(9) = X.row(2);
+  X.row(17) = X.row(2);
+  Z.row(20) = Z.row(4);
+  Z.row(30) = Z.row(4);
+  Z.row(11) = Z.row(0);
+  // Not k = 1: then every mutual nearest pair scores 2c - c - c = 0 up to rounding, ties the data does not hold.
+  for (int k : {2, 3}) {
+    const NeighbourhoodMeans expected_means = reference_means(X, Z, k);
+    REQUIRE(expected_means.source[9] == expected_means.source[2]);
+    REQUIRE(expected_means.target[30] == expected_means.target[4]);
+    for (const SelectionOptions& selection : std::vector<SelectionOptions>{{2, 0, 0}, {1, 2, 0}, {0, 0, 25}}) {
+      const std::vector<Candidate> expected = reference_selection(X, Z, expected_means, selection);
+      for (const TileOptions& tiles : kTilings) {
+        INFO("k " << k << ", selection " << selection.top_m << "/" << selection.mutual_m << "/" << selection.limit
+                  << ", tiles " << tiles.rows << " x " << tiles.cols);
+        const NeighbourhoodMeans means = termalign::neighbourhood_means(X, Z, k, tiles);
+        require_close(means.source, expected_means.source);
+        require_close(means.target, expected_means.target);
+        const std::vector<Candidate> kept =
+            termalign::select_csls_candidates(X, Z, expected_means, selection, tiles);
+        require_same_pairs(kept, expected);
+      }
+    }
+  }
+  // Sources 2, 9 and 17 are one vector: each keeps the same best target with the same score.
+  const NeighbourhoodMeans means = reference_means(X, Z, 3);
+  const auto kept = termalign::select_csls_candidates(X, Z, means, {1, 0, 0}, {3, 5, 2});
+  std::vector<std::uint32_t> sources;
+  for (const Candidate& c : kept)
+    if (c.source == 2 || c.source == 9 || c.source == 17) sources.push_back(c.source);
+  REQUIRE(sources == std::vector<std::uint32_t>{2, 9, 17});  // equal scores: ascending source index
+}
+
+TEST_CASE("results are bit-identical for any thread count and tiling", "[scoring]") {
+  Matrix X = random_unit_rows(23, 5, 13), Z = random_unit_rows(31, 5, 14);
+  Z.row(7) = Z.row(3);
+  const SelectionOptions selection{4, 3, 40}, overall{0, 0, 30};
+  const TileOptions first_tiling{3, 5, 1};
+  const NeighbourhoodMeans first = termalign::neighbourhood_means(X, Z, 3, first_tiling);
+  const auto first_kept = termalign::select_csls_candidates(X, Z, first, selection, first_tiling);
+  const auto first_overall = termalign::select_csls_candidates(X, Z, first, overall, first_tiling);
+  for (const TileOptions& tiles : kTilings) {
+    for (int threads : {1, 2}) {
+      INFO("tiles " << tiles.rows << " x " << tiles.cols << ", threads " << threads);
+      const TileOptions run{tiles.rows, tiles.cols, threads};
+      const NeighbourhoodMeans means = termalign::neighbourhood_means(X, Z, 3, run);
+      require_identical(means.source, first.source);
+      require_identical(means.target, first.target);
+      require_identical(termalign::knn_mean_similarity(X, Z, 3, run), first.source);
+      require_identical(termalign::select_csls_candidates(X, Z, means, selection, run), first_kept);
+      require_identical(termalign::select_csls_candidates(X, Z, means, overall, run), first_overall);
+    }
+  }
+}
+
+TEST_CASE("GEMM-sized tiles: brute force, exact ties, bit-identical across tilings", "[scoring]") {
+  // d = 64 and tiles of tens of rows: Eigen's blocked GEMM path, with partial tiles on both sides.
+  Matrix X = random_unit_rows(300, 64, 15), Z = random_unit_rows(257, 64, 16);
+  X.row(299) = X.row(0);
+  Z.row(256) = Z.row(1);
+  Z.row(100) = Z.row(1);
+  const NeighbourhoodMeans expected = reference_means(X, Z, 10);
+  const SelectionOptions selection{10, 0, 0};
+  const std::vector<Candidate> expected_kept = reference_selection(X, Z, expected, selection);
+  const TileOptions first_tiling{50, 96, 1};
+  const NeighbourhoodMeans first = termalign::neighbourhood_means(X, Z, 10, first_tiling);
+  const auto first_kept = termalign::select_csls_candidates(X, Z, first, selection, first_tiling);
+  require_close(first.source, expected.source);
+  require_close(first.target, expected.target);
+  require_same_pairs_up_to_near_ties(first_kept, reference_selection(X, Z, first, selection));
+  require_same_pairs_up_to_near_ties(termalign::select_csls_candidates(X, Z, expected, selection, first_tiling),
+                                     expected_kept);
+  // Duplicate rows give exactly equal similarities, wherever they fall in a tile.
+  REQUIRE(first.source[299] == first.source[0]);
+  REQUIRE(first.target[256] == first.target[1]);
+  REQUIRE(first.target[100] == first.target[1]);
+  for (const TileOptions& tiles :
+       std::vector<TileOptions>{{50, 96, 2}, {100, 37, 2}, {7, 300, 1}, {1000, 1000, 2}}) {
+    INFO("tiles " << tiles.rows << " x " << tiles.cols << ", threads " << tiles.threads);
+    const NeighbourhoodMeans means = termalign::neighbourhood_means(X, Z, 10, tiles);
+    require_identical(means.source, first.source);
+    require_identical(means.target, first.target);
+    require_identical(termalign::select_csls_candidates(X, Z, means, selection, tiles), first_kept);
+  }
+}
+
+TEST_CASE("empty lists give empty results", "[scoring]") {
+  const Matrix empty(0, 5), Z = random_unit_rows(7, 5, 17);
+  const NeighbourhoodMeans means = termalign::neighbourhood_means(empty, Z, 3, {3, 4, 2});
+  REQUIRE(means.source.size() == 0);
+  REQUIRE(means.target.size() == 7);
+  REQUIRE((means.target.array() == 0).all());  // no neighbour at all
+  const NeighbourhoodMeans flipped = termalign::neighbourhood_means(Z, empty, 3, {3, 4, 2});
+  REQUIRE(flipped.source.size() == 7);
+  REQUIRE(flipped.target.size() == 0);
+  REQUIRE(termalign::knn_mean_similarity(empty, Z, 3, {}).size() == 0);
+  REQUIRE(termalign::select_csls_candidates(empty, Z, means, {3, 1, 0}, {3, 4, 2}).empty());
+  REQUIRE(termalign::select_csls_candidates(Z, empty, flipped, {0, 0, 5}, {3, 4, 2}).empty());
+  REQUIRE(termalign::select_csls_candidates(empty, empty, termalign::neighbourhood_means(empty, empty, 1, {}),
+                                            {3, 0, 0}, {})
+              .empty());
+}
+
+TEST_CASE("bad scoring options are usage errors", "[scoring]") {
+  const Matrix X = random_unit_rows(4, 3, 18), Z = random_unit_rows(5, 3, 19);
+  const auto is_usage = [](const termalign::Error& e) { return e.kind() == termalign::ErrorKind::usage; };
+  REQUIRE_THROWS_MATCHES(termalign::neighbourhood_means(X, Z, 0, {}), termalign::Error,
+                         Catch::Predicate<termalign::Error>(is_usage));
+  REQUIRE_THROWS_MATCHES(termalign::neighbourhood_means(X, Z, 3, {0, 4, 1}), termalign::Error,
+                         Catch::Predicate<termalign::Error>(is_usage));
+  const NeighbourhoodMeans means = termalign::neighbourhood_means(X, Z, 3, {});
+  REQUIRE_THROWS_MATCHES(termalign::select_csls_candidates(X, Z, means, {0, 0, 0}, {}), termalign::Error,
+                         Catch::Predicate<termalign::Error>(is_usage));
+}
