@@ -61,10 +61,10 @@ std::size_t seed_matrices(const PairList& seed, const Embeddings& source, const 
   return static_cast<std::size_t>(usable);
 }
 
-// The first n rows of the (file-ordered) vectors, unit rows, optionally mapped: the frequent-word neighbourhood.
-Matrix frequent_rows(const Embeddings& embeddings, std::size_t n, const Matrix* W) {
+// The first n rows of the (file-ordered) vectors, mapped into the shared space, unit rows.
+Matrix frequent_rows(const Embeddings& embeddings, std::size_t n, const Matrix& transform) {
   const Eigen::Index rows = static_cast<Eigen::Index>(std::min(n, embeddings.size()));
-  Matrix frequent = W ? Matrix(embeddings.vectors.topRows(rows) * *W) : Matrix(embeddings.vectors.topRows(rows));
+  Matrix frequent = embeddings.vectors.topRows(rows) * transform;
   normalize_rows(frequent);
   return frequent;
 }
@@ -128,13 +128,15 @@ std::vector<RankedPair> align_terms(const AlignConfig& config, AlignmentSummary*
                             " are needed (min_seed_pairs). Check that the seed lexicon and the vectors are of "
                             "the two languages, in that order.");
     }
-    mapping.W = procrustes(Xs, Zt);
+    Mapping fitted = fit_mapping(Xs, Zt, source.vectors, target.vectors, config.mapping, config.scoring.threads);
+    mapping.source_transform = std::move(fitted.source_transform);
+    mapping.target_transform = std::move(fitted.target_transform);
     if (!config.output.save_mapping.empty()) save_mapping(config.output.save_mapping, mapping);
   } else {
     mapping = load_mapping(config.output.mapping);
-    if (mapping.W.rows() != source.dim()) {
+    if (mapping.source_transform.rows() != source.dim()) {
       throw_input_error(config.output.mapping, 2,
-                        "the mapping has dimension " + std::to_string(mapping.W.rows()) +
+                        "the mapping has dimension " + std::to_string(mapping.source_transform.rows()) +
                             " but the vectors have " + std::to_string(source.dim()) + ".");
     }
     mapping.source.apply_rows(source.vectors);
@@ -150,7 +152,10 @@ std::vector<RankedPair> align_terms(const AlignConfig& config, AlignmentSummary*
       compose_terms(target_terms.terms, TermComposer(target, mapping.target, config.composition), threads);
   log_unusable("source", source_terms, X);
   log_unusable("target", target_terms, Z);
-  X.vectors = X.vectors * mapping.W;
+  X.vectors = X.vectors * mapping.source_transform;
+  Z.vectors = Z.vectors * mapping.target_transform;
+  normalize_rows(X.vectors);
+  normalize_rows(Z.vectors);
   stats.source_usable = X.term_ids.size();
   stats.target_usable = Z.term_ids.size();
 
@@ -163,8 +168,10 @@ std::vector<RankedPair> align_terms(const AlignConfig& config, AlignmentSummary*
     means = neighbourhood_means(X.vectors, Z.vectors, config.scoring.k, tiles);
   } else {
     const std::size_t n = config.scoring.neighbourhood_words;
-    means.source = knn_mean_similarity(X.vectors, frequent_rows(target, n, nullptr), config.scoring.k, tiles);
-    means.target = knn_mean_similarity(Z.vectors, frequent_rows(source, n, &mapping.W), config.scoring.k, tiles);
+    means.source = knn_mean_similarity(X.vectors, frequent_rows(target, n, mapping.target_transform),
+                                       config.scoring.k, tiles);
+    means.target = knn_mean_similarity(Z.vectors, frequent_rows(source, n, mapping.source_transform),
+                                       config.scoring.k, tiles);
   }
 
   stats.cap = submission_cap(source_terms.size(), target_terms.size());

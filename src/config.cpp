@@ -23,12 +23,20 @@ void visit_options(Config& config, Visitor&& visit) {
   visit("input", "src_terms", config.input.src_terms);
   visit("input", "tgt_terms", config.input.tgt_terms);
   visit("input", "most_frequent", config.input.most_frequent);
+  visit("input", "reranker", config.input.reranker);
   visit("output", "out", config.output.out);
   visit("output", "scores", config.output.scores);
   visit("output", "save_mapping", config.output.save_mapping);
   visit("output", "mapping", config.output.mapping);
   visit("mapping", "normalization", config.mapping.normalization);
   visit("mapping", "min_seed_pairs", config.mapping.min_seed_pairs);
+  visit("mapping", "whiten", config.mapping.whiten);
+  visit("mapping", "src_reweight", config.mapping.src_reweight);
+  visit("mapping", "tgt_reweight", config.mapping.tgt_reweight);
+  visit("mapping", "dewhiten", config.mapping.dewhiten);
+  visit("mapping", "dim_reduction", config.mapping.dim_reduction);
+  visit("mapping", "refine_iterations", config.mapping.refine_iterations);
+  visit("mapping", "refine_words", config.mapping.refine_words);
   visit("composition", "lowercase_fallback", config.composition.lowercase_fallback);
   visit("composition", "split_compounds", config.composition.split_compounds);
   visit("composition", "subword_oov", config.composition.subword_oov);
@@ -41,6 +49,9 @@ void visit_options(Config& config, Visitor&& visit) {
   visit("ranking", "top_m", config.ranking.top_m);
   visit("ranking", "mutual_m", config.ranking.mutual_m);
   visit("ranking", "cap", config.ranking.cap);
+  visit("orthography", "weight", config.orthography.weight);
+  visit("orthography", "transliterate", config.orthography.transliterate);
+  visit("orthography", "candidates", config.orthography.candidates);
 }
 
 bool is_path_option(const std::string& section, const std::string& key) {
@@ -70,6 +81,27 @@ const char* to_string(Normalization normalization) {
 
 const char* to_string(Neighbourhood neighbourhood) {
   return neighbourhood == Neighbourhood::terms ? "terms" : "vocabulary";
+}
+
+const char* to_string(Dewhiten dewhiten) {
+  switch (dewhiten) {
+    case Dewhiten::none:
+      return "none";
+    case Dewhiten::source:
+      return "source";
+    case Dewhiten::target:
+      return "target";
+    case Dewhiten::both:
+      return "both";
+  }
+  return "?";
+}
+
+Dewhiten parse_dewhiten(const std::string& name) {
+  for (auto value : {Dewhiten::none, Dewhiten::source, Dewhiten::target, Dewhiten::both}) {
+    if (name == to_string(value)) return value;
+  }
+  throw_usage_error("Unknown de-whitening '" + name + "': use none, source, target or both.");
 }
 
 Normalization parse_normalization(const std::string& name) {
@@ -109,6 +141,13 @@ void AlignConfig::validate() const {
               ") cannot exceed the number of frequent words loaded, most_frequent (" +
               std::to_string(input.most_frequent) + ").");
   require(mapping.min_seed_pairs >= 1, "min_seed_pairs must be at least 1.");
+  require(mapping.dewhiten == Dewhiten::none || mapping.whiten, "De-whitening needs whiten = true.");
+  require(mapping.src_reweight >= 0 && mapping.tgt_reweight >= 0, "Re-weighting powers cannot be negative.");
+  require(mapping.refine_iterations == 0 || mapping.refine_words >= 1,
+          "Self-learning refinement needs refine_words of at least 1.");
+  require(mapping.refine_iterations == 0 || output.mapping.empty(),
+          "Refinement fits a mapping: it cannot be combined with loading one (--mapping).");
+  require(orthography.weight >= 0, "The orthographic weight cannot be negative.");
 }
 
 void load_config(const std::string& path, AlignConfig& config) {
@@ -131,6 +170,10 @@ void load_config(const std::string& path, AlignConfig& config) {
     if constexpr (std::is_same_v<Field, bool>) {
       if (!node->is_boolean()) throw_input_error(path, line, name + " must be true or false.");
       field = node->as_boolean()->get();
+    } else if constexpr (std::is_floating_point_v<Field>) {
+      if (!node->is_number()) throw_input_error(path, line, name + " must be a number.");
+      field =
+          node->is_integer() ? static_cast<Field>(node->as_integer()->get()) : node->as_floating_point()->get();
     } else if constexpr (std::is_integral_v<Field>) {
       if (!node->is_integer()) throw_input_error(path, line, name + " must be an integer.");
       const auto value = node->as_integer()->get();
@@ -149,6 +192,7 @@ void load_config(const std::string& path, AlignConfig& config) {
         try {
           if constexpr (std::is_same_v<Field, Normalization>) field = parse_normalization(value);
           if constexpr (std::is_same_v<Field, Neighbourhood>) field = parse_neighbourhood(value);
+          if constexpr (std::is_same_v<Field, Dewhiten>) field = parse_dewhiten(value);
         } catch (const Error& error) {
           throw_input_error(path, line, error.what());
         }
@@ -181,6 +225,8 @@ std::string to_toml(const AlignConfig& config) {
     text << key << " = ";
     if constexpr (std::is_same_v<Field, bool>) {
       text << (field ? "true" : "false");
+    } else if constexpr (std::is_floating_point_v<Field>) {
+      text << toml::value<double>(field);
     } else if constexpr (std::is_integral_v<Field>) {
       text << field;
     } else if constexpr (std::is_same_v<Field, std::string>) {

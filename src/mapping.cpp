@@ -70,6 +70,14 @@ Matrix procrustes(const Matrix& source, const Matrix& target) {
   return (svd.matrixU() * svd.matrixV().transpose()).cast<float>();
 }
 
+Mapping fit_mapping(const Matrix& Xs, const Matrix& Zt, const Matrix& /*source_vocabulary*/,
+                    const Matrix& /*target_vocabulary*/, const MappingOptions& /*options*/, int /*threads*/) {
+  Mapping mapping;
+  mapping.source_transform = procrustes(Xs, Zt);
+  mapping.target_transform = Matrix::Identity(Zt.cols(), Zt.cols());
+  return mapping;
+}
+
 void save_mapping(const std::string& path, const Mapping& mapping) {
   std::string text;
   auto append_row = [&text](const float* values, Eigen::Index n) {
@@ -80,15 +88,19 @@ void save_mapping(const std::string& path, const Mapping& mapping) {
     }
     text += '\n';
   };
-  const Eigen::Index d = mapping.W.rows();
+  const Eigen::Index d = mapping.source_transform.rows(), mapped = mapping.source_transform.cols();
+  TERMALIGN_CHECK(mapping.target_transform.rows() == d && mapping.target_transform.cols() == mapped,
+                  "both transforms must have the same shape");
   text += std::string(kMappingHeader) + "\n";
-  text += "dim " + std::to_string(d) + "\n";
+  text += "dim " + std::to_string(d) + " " + std::to_string(mapped) + "\n";
   text += std::string("normalization ") + to_string(mapping.source.kind) + "\n";
   for (const Normalizer* side : {&mapping.source, &mapping.target}) {
     const RowVector mean = side->mean.size() ? side->mean : RowVector::Zero(d);
     append_row(mean.data(), d);
   }
-  for (Eigen::Index i = 0; i < d; ++i) append_row(mapping.W.row(i).data(), d);
+  for (const Matrix* transform : {&mapping.source_transform, &mapping.target_transform}) {
+    for (Eigen::Index i = 0; i < d; ++i) append_row(transform->row(i).data(), mapped);
+  }
   write_file_atomically(path, text);
 }
 
@@ -104,8 +116,10 @@ Mapping load_mapping(const std::string& path) {
   next_line();
   if (line != kMappingHeader) throw_input_error(path, 1, "not a termalign mapping file (bad header).");
   std::string word, name;
-  long d = 0;
-  if (!(next_line() >> word >> d) || word != "dim" || d <= 0) throw_input_error(path, 2, "expected 'dim N'.");
+  long d = 0, mapped = 0;
+  if (!(next_line() >> word >> d >> mapped) || word != "dim" || d <= 0 || mapped <= 0 || mapped > d) {
+    throw_input_error(path, 2, "expected 'dim D D2' with 0 < D2 <= D.");
+  }
   if (!(next_line() >> word >> name) || word != "normalization") {
     throw_input_error(path, 3, "expected 'normalization NAME'.");
   }
@@ -115,20 +129,22 @@ Mapping load_mapping(const std::string& path) {
   } catch (const Error& error) {
     throw_input_error(path, 3, error.what());
   }
-  auto read_row = [&](float* values) {
+  auto read_row = [&](float* values, long n) {
     auto row = next_line();
-    for (long j = 0; j < d; ++j) {
+    for (long j = 0; j < n; ++j) {
       if (!(row >> values[j]) || !std::isfinite(values[j])) {
-        throw_input_error(path, line_number, "expected " + std::to_string(d) + " finite numbers.");
+        throw_input_error(path, line_number, "expected " + std::to_string(n) + " finite numbers.");
       }
     }
   };
-  mapping.source.mean.resize(d);
-  mapping.target.mean.resize(d);
-  read_row(mapping.source.mean.data());
-  read_row(mapping.target.mean.data());
-  mapping.W.resize(d, d);
-  for (long i = 0; i < d; ++i) read_row(mapping.W.row(i).data());
+  for (Normalizer* side : {&mapping.source, &mapping.target}) {
+    side->mean.resize(d);
+    read_row(side->mean.data(), d);
+  }
+  for (Matrix* transform : {&mapping.source_transform, &mapping.target_transform}) {
+    transform->resize(d, mapped);
+    for (long i = 0; i < d; ++i) read_row(transform->row(i).data(), mapped);
+  }
   return mapping;
 }
 

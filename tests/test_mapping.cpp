@@ -86,7 +86,9 @@ TEST_CASE("Normalisations and their reuse on new vectors", "[mapping]") {
 TEST_CASE("A mapping saved and loaded back is the same", "[mapping]") {
   std::mt19937 generator(3);
   Mapping mapping;
-  mapping.W = random_orthogonal(5, generator);
+  mapping.source_transform = random_orthogonal(5, generator);
+  mapping.target_transform = random_matrix(5, 3, generator);
+  mapping.source_transform = mapping.source_transform.leftCols(3).eval();
   mapping.source.kind = mapping.target.kind = Normalization::unit_center_unit;
   mapping.source.mean = random_matrix(1, 5, generator);
   mapping.target.mean = random_matrix(1, 5, generator);
@@ -94,7 +96,8 @@ TEST_CASE("A mapping saved and loaded back is the same", "[mapping]") {
   save_mapping(path, mapping);
   const Mapping loaded = load_mapping(path);
   CHECK(loaded.source.kind == Normalization::unit_center_unit);
-  CHECK(loaded.W == mapping.W);
+  CHECK(loaded.source_transform == mapping.source_transform);
+  CHECK(loaded.target_transform == mapping.target_transform);
   CHECK(loaded.source.mean == mapping.source.mean);
   CHECK(loaded.target.mean == mapping.target.mean);
   std::remove(path.c_str());
@@ -103,7 +106,7 @@ TEST_CASE("A mapping saved and loaded back is the same", "[mapping]") {
 TEST_CASE("A malformed mapping file is an input error with its line", "[mapping]") {
   const std::string path = TERMALIGN_BINARY_DIR "/test_mapping_bad.txt";
   std::FILE* file = std::fopen(path.c_str(), "w");
-  std::fputs("termalign-mapping 1\ndim 2\nnormalization unit\n0 0\n0 0\n1 0\n0 x\n", file);
+  std::fputs("termalign-mapping 1\ndim 2 2\nnormalization unit\n0 0\n0 0\n1 0\n0 x\n", file);
   std::fclose(file);
   CHECK_THROWS_WITH(load_mapping(path), Catch::Contains("test_mapping_bad.txt:7"));
   std::remove(path.c_str());

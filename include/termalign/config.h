@@ -8,12 +8,14 @@ namespace termalign {
 
 enum class Normalization { none, unit, center, unit_center_unit };
 enum class Neighbourhood { terms, vocabulary };
+enum class Dewhiten { none, source, target, both };
 
 struct InputOptions {
   std::string src_vectors, tgt_vectors;  // .vec or .bin
   std::string seed;                      // seed lexicon, src<TAB>tgt
   std::string src_terms, tgt_terms;      // term lists
   std::size_t most_frequent = 20000;     // frequent words loaded besides the needed ones (neighbourhoods)
+  std::string reranker;                  // optional: a model of `termalign train-reranker` to rank candidates
 };
 
 struct OutputOptions {
@@ -26,6 +28,15 @@ struct OutputOptions {
 struct MappingOptions {
   Normalization normalization = Normalization::unit_center_unit;  // applied to both sides before the map
   std::size_t min_seed_pairs = 50;                                // fewer usable seed pairs is an error
+  // The multi-step framework of Artetxe et al. (AAAI 2018); with every step off it is orthogonal Procrustes.
+  bool whiten = false;                 // whiten each side (on the seed pairs) before the orthogonal map
+  double src_reweight = 0;             // re-weight the source side by the singular values to this power (0 = off)
+  double tgt_reweight = 0;             // the same for the target side
+  Dewhiten dewhiten = Dewhiten::none;  // undo the whitening of: none, source, target or both sides
+  std::size_t dim_reduction = 0;       // keep this many dimensions after the map (0 = all)
+  // Self-learning refinement: induce a dictionary from mutual CSLS nearest neighbours, refit, iterate.
+  std::size_t refine_iterations = 0;  // 0 = off
+  std::size_t refine_words = 20000;   // the dictionary is induced among this many most frequent words per side
 };
 
 struct CompositionOptions {
@@ -49,6 +60,12 @@ struct RankingOptions {
   std::size_t cap = 0;       // 0 = the BUCC cap floor(10 x (|D1| + |D2|) / 2); a smaller value cuts further
 };
 
+struct OrthographyOptions {
+  double weight = 0;           // score = CSLS + weight x orthographic similarity of the two terms (0 = off)
+  bool transliterate = true;   // Cyrillic and Greek letters are transliterated to Latin before comparing
+  std::size_t candidates = 0;  // also add each source term's m orthographically closest targets (0 = none)
+};
+
 struct AlignConfig {
   InputOptions input;
   OutputOptions output;
@@ -56,6 +73,7 @@ struct AlignConfig {
   CompositionOptions composition;
   ScoringOptions scoring;
   RankingOptions ranking;
+  OrthographyOptions orthography;
 
   // Rejects bad values and combinations with a sentence a user can act on (usage error).
   void validate() const;
@@ -69,7 +87,9 @@ std::string to_toml(const AlignConfig& config);
 
 const char* to_string(Normalization normalization);
 const char* to_string(Neighbourhood neighbourhood);
+const char* to_string(Dewhiten dewhiten);
 Normalization parse_normalization(const std::string& name);  // usage error on an unknown name
 Neighbourhood parse_neighbourhood(const std::string& name);
+Dewhiten parse_dewhiten(const std::string& name);
 
 }  // namespace termalign

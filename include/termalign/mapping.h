@@ -27,14 +27,24 @@ struct Normalizer {
 void normalize_rows(Matrix& vectors);
 
 struct Mapping {
-  Matrix W;  // d x d orthogonal: source x (1 x d) maps to x W
+  // Both sides are mapped into a shared space of dimension d' (d' = d unless the dimensions are reduced): a
+  // normalised source vector x (1 x d) becomes x source_transform, a target vector z becomes z target_transform.
+  // Orthogonal Procrustes: source_transform = W, target_transform = I.
+  Matrix source_transform, target_transform;  // d x d'
   Normalizer source, target;
 };
+
+// Fits the mapping that `options` describe (orthogonal Procrustes, the multi-step framework, self-learning
+// refinement). Xs, Zt: n x d normalised seed-pair vectors, row i of each is a pair. source_vocabulary,
+// target_vocabulary: normalised word vectors, most frequent first (used by the refinement only). The
+// normalisers of the result are left empty: the caller sets them.
+Mapping fit_mapping(const Matrix& Xs, const Matrix& Zt, const Matrix& source_vocabulary,
+                    const Matrix& target_vocabulary, const MappingOptions& options, int threads = 0);
 
 // W = U V^T from the SVD of Xs^T Zt. Xs, Zt: n x d, row i of each is a seed pair.
 Matrix procrustes(const Matrix& source, const Matrix& target);
 
-// Text file: a header, the dimension, the normalisation, both means and W at full float precision.
+// Text file: a header, the dimensions, the normalisation, both means and both transforms at full float precision.
 void save_mapping(const std::string& path, const Mapping& mapping);
 Mapping load_mapping(const std::string& path);
 

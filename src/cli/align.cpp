@@ -17,7 +17,8 @@ namespace {
 struct AlignCommand {
   AlignConfig flags;
   std::string config_path, normalization = to_string(flags.mapping.normalization),
-                           neighbourhood = to_string(flags.scoring.neighbourhood);
+                           neighbourhood = to_string(flags.scoring.neighbourhood),
+                           dewhiten = to_string(flags.mapping.dewhiten);
   std::vector<std::function<void(AlignConfig&)>> overrides;
 
   template <class Access>
@@ -106,6 +107,36 @@ void add_align_command(CLI::App& app) {
   a.option(
       command, "--cap", "Cut the list at this many pairs (0 = the BUCC cap)",
       [](AlignConfig & c) -> auto& { return c.ranking.cap; });
+  a.option(
+      command, "--reranker", "Rank candidates with this model of `termalign train-reranker`",
+      [](AlignConfig & c) -> auto& { return c.input.reranker; });
+  a.option(
+      command, "--whiten", "Multi-step mapping: whiten both sides on the seed pairs (true/false)",
+      [](AlignConfig & c) -> auto& { return c.mapping.whiten; });
+  a.option(
+      command, "--src-reweight", "Multi-step mapping: re-weight the source side (power of the singular values)",
+      [](AlignConfig & c) -> auto& { return c.mapping.src_reweight; });
+  a.option(
+      command, "--tgt-reweight", "Multi-step mapping: re-weight the target side",
+      [](AlignConfig & c) -> auto& { return c.mapping.tgt_reweight; });
+  a.option(
+      command, "--dim-reduction", "Multi-step mapping: keep this many dimensions (0 = all)",
+      [](AlignConfig & c) -> auto& { return c.mapping.dim_reduction; });
+  a.option(
+      command, "--refine-iterations", "Self-learning refinement iterations (0 = off)",
+      [](AlignConfig & c) -> auto& { return c.mapping.refine_iterations; });
+  a.option(
+      command, "--refine-words", "Refinement: frequent words per side among which the dictionary is induced",
+      [](AlignConfig & c) -> auto& { return c.mapping.refine_words; });
+  a.option(
+      command, "--orthographic-weight", "Add this weight x orthographic similarity to the score (0 = off)",
+      [](AlignConfig & c) -> auto& { return c.orthography.weight; });
+  a.option(
+      command, "--transliterate", "Transliterate Cyrillic and Greek before comparing spellings (true/false)",
+      [](AlignConfig & c) -> auto& { return c.orthography.transliterate; });
+  a.option(
+      command, "--orthographic-candidates", "Also add each source term's m closest spellings as candidates",
+      [](AlignConfig & c) -> auto& { return c.orthography.candidates; });
   // Enumerations are parsed by the library so that the names and the error sentence live in one place.
   CLI::Option* normalization =
       command->add_option("--normalization", a.normalization, "none, unit, center or unit-center-unit")
@@ -113,9 +144,13 @@ void add_align_command(CLI::App& app) {
   CLI::Option* neighbourhood =
       command->add_option("--neighbourhood", a.neighbourhood, "CSLS neighbourhoods among: terms or vocabulary")
           ->capture_default_str();
-  a.overrides.push_back([state, normalization, neighbourhood](AlignConfig& config) {
+  CLI::Option* dewhiten =
+      command->add_option("--dewhiten", a.dewhiten, "Multi-step mapping: de-whiten none, source, target or both")
+          ->capture_default_str();
+  a.overrides.push_back([state, normalization, neighbourhood, dewhiten](AlignConfig& config) {
     if (normalization->count()) config.mapping.normalization = parse_normalization(state->normalization);
     if (neighbourhood->count()) config.scoring.neighbourhood = parse_neighbourhood(state->neighbourhood);
+    if (dewhiten->count()) config.mapping.dewhiten = parse_dewhiten(state->dewhiten);
   });
   command->callback([state] { state->run(); });
 }

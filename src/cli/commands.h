@@ -8,5 +8,8 @@ namespace termalign::cli {
 
 void add_evaluate_command(CLI::App& app);
 void add_align_command(CLI::App& app);
+void add_train_reranker_command(CLI::App& app);
+void add_train_vectors_command(CLI::App& app);
+void add_ablate_command(CLI::App& app);
 
 }  // namespace termalign::cli

@@ -1,6 +1,5 @@
 // termalign: bilingual terminology alignment with word embeddings (BUCC 2022).
 #include <CLI/CLI.hpp>
-
 #include <exception>
 #include <iostream>
 
@@ -20,6 +19,9 @@ int main(int argc, char** argv) {
 
   termalign::cli::add_evaluate_command(app);
   termalign::cli::add_align_command(app);
+  termalign::cli::add_train_reranker_command(app);
+  termalign::cli::add_train_vectors_command(app);
+  termalign::cli::add_ablate_command(app);
 
   try {
     app.parse(argc, argv);
