@@ -122,6 +122,17 @@ void check_indexable(const Matrix& M) {
   TERMALIGN_CHECK(static_cast<std::uint64_t>(M.rows()) < detail::kNoIndex, "too many rows for 32-bit indices");
 }
 
+// Tile rows are screened in chunks: one vectorisable test per chunk, scalar offers only for the rare chunk
+// holding a value that may enter a heap.
+constexpr Eigen::Index kChunk = 16;
+
+// Whether any of values[0, n) reaches `bound` or its own bounds[t].
+inline bool any_reaches(const float* values, Eigen::Index n, float bound, const float* bounds) {
+  int hit = 0;
+  for (Eigen::Index t = 0; t < n; ++t) hit |= (values[t] >= bound) | (values[t] >= bounds[t]);
+  return hit != 0;
+}
+
 // Per-thread structures created by the thread that first uses its slot.
 template <typename T>
 class PerSlot {
@@ -169,27 +180,32 @@ NeighbourhoodMeans scan_neighbourhoods(const Matrix& X, const Matrix& Z, int k, 
   const std::size_t n1 = static_cast<std::size_t>(X.rows()), n2 = static_cast<std::size_t>(Z.rows());
   const float lowest = -std::numeric_limits<float>::infinity();
   TopValues row_top(n1, std::min<std::size_t>(static_cast<std::size_t>(k), n2), lowest);
+  // Without columns, capacity 0: bounds of +inf that nothing reaches.
   const std::size_t column_k = with_columns ? std::min<std::size_t>(static_cast<std::size_t>(k), n1) : 0;
   const int threads = resolve_threads(tiles.threads);
   PerSlot<TopValues> column_top(static_cast<std::size_t>(threads),
-                                [&] { return TopValues(with_columns ? n2 : 0, column_k, lowest); });
+                                [&] { return TopValues(n2, column_k, lowest); });
   if (n1 > 0 && n2 > 0) {
-    for_each_tile(X, Z, tiles, threads,
-                  [&](std::size_t slot, std::size_t first_row, std::size_t first_col, const Tile& tile) {
-                    TopValues* columns = with_columns ? &column_top[slot] : nullptr;
-                    for (Eigen::Index i = 0; i < tile.rows(); ++i) {
-                      const std::size_t row = first_row + static_cast<std::size_t>(i);
-                      const float* similarities = tile.row(i).data();
-                      const float* row_bound = row_top.bounds() + row;
-                      for (Eigen::Index j = 0; j < tile.cols(); ++j) {
-                        const float s = similarities[j];
-                        if (s > *row_bound) row_top.offer(row, s);
-                        if (columns == nullptr) continue;
-                        const std::size_t column = first_col + static_cast<std::size_t>(j);
-                        if (s > columns->bounds()[column]) columns->offer(column, s);
-                      }
-                    }
-                  });
+    for_each_tile(
+        X, Z, tiles, threads,
+        [&](std::size_t slot, std::size_t first_row, std::size_t first_col, const Tile& tile) {
+          TopValues& columns = column_top[slot];
+          const float* column_bounds = columns.bounds() + first_col;
+          for (Eigen::Index i = 0; i < tile.rows(); ++i) {
+            const std::size_t row = first_row + static_cast<std::size_t>(i);
+            const float* similarities = tile.row(i).data();
+            for (Eigen::Index chunk = 0; chunk < tile.cols(); chunk += kChunk) {
+              const Eigen::Index end = std::min(chunk + kChunk, tile.cols());
+              if (!any_reaches(similarities + chunk, end - chunk, row_top.bounds()[row], column_bounds + chunk))
+                continue;
+              for (Eigen::Index j = chunk; j < end; ++j) {
+                const float s = similarities[j];
+                if (s > row_top.bounds()[row]) row_top.offer(row, s);
+                if (s > column_bounds[j]) columns.offer(first_col + static_cast<std::size_t>(j), s);
+              }
+            }
+          }
+        });
   }
   NeighbourhoodMeans means;
   means.source = slot_means(row_top);
@@ -226,40 +242,45 @@ std::vector<Candidate> select_csls_candidates(const Matrix& X, const Matrix& Z, 
   // Without per-source or per-target lists, each thread keeps its `limit` best pairs overall.
   const std::size_t overall = per_source == 0 && per_target == 0 ? selection.limit : 0;
   const Candidate sentinel = detail::sentinel_candidate();
-  TopCandidates row_top(per_source > 0 ? n1 : 0, per_source, sentinel);
+  // A disabled list has capacity 0: bounds of +inf that no score reaches.
+  TopCandidates row_top(n1, per_source, sentinel);
   const int threads = resolve_threads(tiles.threads);
   PerSlot<TopCandidates> column_top(static_cast<std::size_t>(threads),
-                                    [&] { return TopCandidates(per_target > 0 ? n2 : 0, per_target, sentinel); });
+                                    [&] { return TopCandidates(n2, per_target, sentinel); });
   PerSlot<TopCandidates> overall_top(static_cast<std::size_t>(threads),
-                                     [&] { return TopCandidates(overall > 0 ? 1 : 0, overall, sentinel); });
+                                     [&] { return TopCandidates(1, overall, sentinel); });
 
   const float* source_means = means.source.data();
   const float* target_means = means.target.data();
-  for_each_tile(X, Z, tiles, threads,
-                [&](std::size_t slot, std::size_t first_row, std::size_t first_col, const Tile& tile) {
-                  TopCandidates& columns = column_top[slot];
-                  TopCandidates& best = overall_top[slot];
-                  for (Eigen::Index i = 0; i < tile.rows(); ++i) {
-                    const std::size_t row = first_row + static_cast<std::size_t>(i);
-                    const float* similarities = tile.row(i).data();
-                    const float source_mean = source_means[row];
-                    for (Eigen::Index j = 0; j < tile.cols(); ++j) {
-                      const std::size_t column = first_col + static_cast<std::size_t>(j);
-                      const float cosine = similarities[j];
-                      const float score = 2.0f * cosine - source_mean - target_means[column];
-                      // An equal score may still rank before the bound (index order): offer() decides.
-                      const bool to_row = per_source > 0 && score >= row_top.bounds()[row];
-                      const bool to_column = per_target > 0 && score >= columns.bounds()[column];
-                      const bool to_overall = overall > 0 && score >= best.bounds()[0];
-                      if (!(to_row || to_column || to_overall)) continue;
-                      const Candidate candidate{score, cosine, static_cast<std::uint32_t>(row),
-                                                static_cast<std::uint32_t>(column)};
-                      if (to_row) row_top.offer(row, candidate);
-                      if (to_column) columns.offer(column, candidate);
-                      if (to_overall) best.offer(0, candidate);
-                    }
-                  }
-                });
+  for_each_tile(
+      X, Z, tiles, threads, [&](std::size_t slot, std::size_t first_row, std::size_t first_col, const Tile& tile) {
+        TopCandidates& columns = column_top[slot];
+        TopCandidates& best = overall_top[slot];
+        const float* column_bounds = columns.bounds() + first_col;
+        float scores[kChunk];
+        for (Eigen::Index i = 0; i < tile.rows(); ++i) {
+          const std::size_t row = first_row + static_cast<std::size_t>(i);
+          const float* similarities = tile.row(i).data();
+          const float source_mean = source_means[row];
+          for (Eigen::Index chunk = 0; chunk < tile.cols(); chunk += kChunk) {
+            const Eigen::Index count = std::min(kChunk, tile.cols() - chunk);
+            for (Eigen::Index t = 0; t < count; ++t)
+              scores[t] = 2.0f * similarities[chunk + t] - source_mean - target_means[first_col + chunk + t];
+            // >=: an equal score may still rank before a bound by its indices; offer() decides.
+            if (!any_reaches(scores, count, std::min(row_top.bounds()[row], best.bounds()[0]),
+                             column_bounds + chunk))
+              continue;
+            for (Eigen::Index t = 0; t < count; ++t) {
+              const std::size_t column = first_col + static_cast<std::size_t>(chunk + t);
+              const Candidate candidate{scores[t], similarities[chunk + t], static_cast<std::uint32_t>(row),
+                                        static_cast<std::uint32_t>(column)};
+              row_top.offer(row, candidate);
+              columns.offer(column, candidate);
+              best.offer(0, candidate);
+            }
+          }
+        }
+      });
 
   std::vector<Candidate> kept;
   const auto keep_real = [&](const TopCandidates& top, std::size_t slot, const TopCandidates* within) {
