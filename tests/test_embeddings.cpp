@@ -1,12 +1,16 @@
 #include <fasttext/fasttext.h>
 
 #include <catch2/catch.hpp>
+#include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <random>
 #include <sstream>
 
+#include "../src/detail/float_field.h"
 #include "termalign/embeddings.h"
 #include "termalign/error.h"
 #include "termalign/parallel.h"
@@ -219,6 +223,45 @@ TEST_CASE("load_vec accepts tiny values and a last line without a line end", "[e
   CHECK(embeddings.vectors(0, 0) == std::strtof("1e-40", nullptr));
   CHECK(embeddings.vectors(0, 1) == 0.0f);
   CHECK(embeddings.vectors(1, 1) == 2.0f);
+}
+
+TEST_CASE("float fields parse as strtof does, fast path or not", "[embeddings]") {
+  using termalign::detail::FloatStatus;
+  std::mt19937 generator(7);
+  std::normal_distribution<double> normal(0.0, 1.0);
+  std::uniform_int_distribution<int> scale(-45, 38), precision(1, 12);
+  char field[64];
+  for (int i = 0; i < 200000; ++i) {
+    const double number = normal(generator) * std::pow(10.0, scale(generator));
+    // Plain decimals, fastText's 5 digits, long significands, explicit exponents.
+    const char* formats[] = {"%.*f", "%.*g", "%.*e", "%.*E"};
+    std::snprintf(field, sizeof(field), formats[i % 4], precision(generator), number);
+    const std::string text = field;
+    const float expected = std::strtof(text.c_str(), nullptr);
+    if (!std::isfinite(expected)) continue;
+    float value = -1.0f;
+    const auto parsed = termalign::detail::parse_float_field(text.data(), text.data() + text.size(), value);
+    INFO(text);
+    REQUIRE(parsed.status == FloatStatus::ok);
+    REQUIRE(parsed.end == text.data() + text.size());
+    REQUIRE(std::memcmp(&value, &expected, sizeof(float)) == 0);  // bit-exact, signed zeros included
+  }
+  const std::string line = "-0.5 1e-3 7";
+  float value = 0.0f;
+  const auto first = termalign::detail::parse_float_field(line.data(), line.data() + line.size(), value);
+  CHECK(value == -0.5f);
+  CHECK(first.end == line.data() + 4);
+  for (const std::string bad : {"+1", "1e", "1e+", "1.2.3", "abc", "--1", "1e5x", "-", ".", "0x10", ""}) {
+    INFO("'" << bad << "'");
+    const auto parsed = termalign::detail::parse_float_field(bad.data(), bad.data() + bad.size(), value);
+    CHECK(parsed.status == FloatStatus::not_a_number);
+    CHECK(parsed.end == bad.data() + bad.size());
+  }
+  for (const std::string infinite : {"nan", "-inf", "infinity", "1e39", "-3.5e38", "1e400"}) {
+    INFO("'" << infinite << "'");
+    CHECK(termalign::detail::parse_float_field(infinite.data(), infinite.data() + infinite.size(), value).status ==
+          FloatStatus::not_finite);
+  }
 }
 
 TEST_CASE("load_vec reports the first error in file order across chunks", "[embeddings]") {

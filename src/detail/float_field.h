@@ -14,8 +14,9 @@ struct FloatField {
   FloatStatus status;
 };
 
-// Parses the field that starts at `first` and ends at the next space or at `last`, into `value` (correctly
-// rounded, locale-independent: std::from_chars).
+// Parses the field that starts at `first` and ends at the next space or at `last`, into `value`: correctly
+// rounded and locale-independent, as std::from_chars (which serves whatever the fast path for short decimals
+// leaves).
 FloatField parse_float_field(const char* first, const char* last, float& value);
 
 }  // namespace termalign::detail
