@@ -150,14 +150,20 @@ void AlignConfig::validate() const {
   require(orthography.weight >= 0, "The orthographic weight cannot be negative.");
 }
 
-void load_config(const std::string& path, AlignConfig& config) {
-  toml::table table;
+namespace {
+
+// Parses a whole TOML document; a syntax error is an input error naming `origin` and the line.
+template <class Parse>
+toml::table parse_toml(const std::string& origin, Parse&& parse) {
   try {
-    table = toml::parse_file(path);
+    return parse();
   } catch (const toml::parse_error& error) {
-    const auto& begin = error.source().begin;
-    throw_input_error(path, begin.line, std::string(error.description()));
+    throw_input_error(origin, error.source().begin.line, std::string(error.description()));
   }
+}
+
+// Reads the options of `table` over `config`: `path` names the file in errors and anchors relative paths.
+void apply_table(const toml::table& table, const std::string& path, AlignConfig& config) {
   const std::filesystem::path base = std::filesystem::path(path).parent_path();
   std::set<std::string> known;
   visit_options(config, [&](const std::string& section, const std::string& key, auto& field) {
@@ -210,6 +216,16 @@ void load_config(const std::string& path, AlignConfig& config) {
       }
     }
   }
+}
+
+}  // namespace
+
+void load_config(const std::string& path, AlignConfig& config) {
+  apply_table(parse_toml(path, [&] { return toml::parse_file(path); }), path, config);
+}
+
+void apply_toml(AlignConfig& config, const std::string& toml_text, const std::string& origin) {
+  apply_table(parse_toml(origin, [&] { return toml::parse(toml_text, origin); }), origin, config);
 }
 
 std::string to_toml(const AlignConfig& config) {

@@ -82,6 +82,8 @@ struct AlignConfig {
 // Reads a TOML file over `config` (keys absent from the file keep their value). An unknown key, a value of the
 // wrong type or an unknown enum name is a usage error naming the file and key.
 void load_config(const std::string& path, AlignConfig& config);
+// The same over TOML text (e.g. a snippet of a larger file): `origin` names it in errors and anchors relative paths.
+void apply_toml(AlignConfig& config, const std::string& toml_text, const std::string& origin);
 // The fully resolved configuration as TOML; loading it alone reproduces the run.
 std::string to_toml(const AlignConfig& config);
 

@@ -1,7 +1,50 @@
+// `termalign ablate --grid FILE`: the runs of a grid of options, scored and tabulated (results.md on stdout).
+#include <filesystem>
+#include <iostream>
+#include <memory>
+#include <string>
+#include <system_error>
+
 #include "commands.h"
+#include "termalign/ablation.h"
 
 namespace termalign::cli {
-void add_ablate_command(CLI::App& app) {
-  app.add_subcommand("ablate", "Run a grid of configurations and tabulate the results (not implemented yet)");
+
+namespace {
+
+struct AblateArguments {
+  std::string grid;
+  AblationOptions options;
+};
+
+// scripts/plot_curve.py of the source tree, for a binary built in a directory of it (build-*/termalign).
+std::string default_plot_script() {
+  std::error_code error;
+  const std::filesystem::path executable = std::filesystem::read_symlink("/proc/self/exe", error);
+  if (error) return "";
+  return (executable.parent_path().parent_path() / "scripts" / "plot_curve.py").string();
 }
+
+}  // namespace
+
+void add_ablate_command(CLI::App& app) {
+  CLI::App* command = app.add_subcommand(
+      "ablate", "Run a grid of configurations, score each against the gold and tabulate the results");
+  auto arguments = std::make_shared<AblateArguments>();
+  arguments->options.plot_script = default_plot_script();
+  command
+      ->add_option("--grid", arguments->grid,
+                   "Grid file (TOML): [base] options, [dataset] gold, [grid] option = [values], [output] dir")
+      ->required()
+      ->check(CLI::ExistingFile);
+  command
+      ->add_option("--plot-script", arguments->options.plot_script,
+                   "scripts/plot_curve.py, run with /usr/bin/python3 to draw the best run's curve")
+      ->capture_default_str();
+  command->callback([arguments] {
+    const AblationResult result = run_ablation(read_grid(arguments->grid), arguments->options);
+    std::cout << format_ablation_markdown(result) << std::flush;
+  });
+}
+
 }  // namespace termalign::cli

@@ -1,0 +1,198 @@
+#include <catch2/catch.hpp>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <set>
+#include <sstream>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "termalign/ablation.h"
+#include "termalign/align.h"
+#include "termalign/config.h"
+#include "termalign/error.h"
+#include "termalign/evaluation.h"
+#include "termalign/io.h"
+#include "termalign/lexicon.h"
+
+namespace fs = std::filesystem;
+using namespace termalign;
+
+namespace {
+
+const std::string source_dir = TERMALIGN_SOURCE_DIR;
+
+// A fresh directory of the build tree holding `grid.toml` with the bundled sample as [base] and [dataset].
+std::string write_grid(const std::string& name, const std::string& grid_section) {
+  const fs::path dir = fs::path(TERMALIGN_BINARY_DIR) / "test-ablation" / name;
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  const std::string path = (dir / "grid.toml").string();
+  std::ofstream(path) << "[base.input]\n"
+                      << "src_vectors = \"" << source_dir << "/models/sample/en.vec\"\n"
+                      << "tgt_vectors = \"" << source_dir << "/models/sample/fr.vec\"\n"
+                      << "seed = \"" << source_dir << "/data/sample/seed-en-fr.txt\"\n"
+                      << "src_terms = \"" << source_dir << "/data/sample/terms-en.txt\"\n"
+                      << "tgt_terms = \"" << source_dir << "/data/sample/terms-fr.txt\"\n"
+                      << "\n[dataset]\ngold = \"" << source_dir << "/data/sample/terms-en-fr.txt\"\n"
+                      << "\n[output]\ndir = \"out\"\n\n"
+                      << grid_section;
+  return path;
+}
+
+// AP of one configuration, computed here with the library's pipeline and scorer, outside the ablation runner.
+double direct_ap(const AlignConfig& config) {
+  PairList predictions;
+  predictions.path = "direct";
+  for (const auto& pair : align_terms(config)) predictions.pairs.emplace_back(pair.source, pair.target);
+  const TermList source = read_term_list(source_dir + "/data/sample/terms-en.txt");
+  const TermList target = read_term_list(source_dir + "/data/sample/terms-fr.txt");
+  const PairList gold = read_pairs(source_dir + "/data/sample/terms-en-fr.txt", PairFileKind::gold);
+  return evaluate(gold, predictions, &source, &target, EvaluationOptions{}).ap;
+}
+
+std::vector<std::string> lines_of(const std::string& path) {
+  std::istringstream text(read_file(path));
+  std::vector<std::string> lines;
+  for (std::string line; std::getline(text, line);) lines.push_back(line);
+  return lines;
+}
+
+std::vector<std::string> split(const std::string& line, char separator) {
+  std::vector<std::string> fields;
+  std::istringstream stream(line);
+  for (std::string field; std::getline(stream, field, separator);) fields.push_back(field);
+  return fields;
+}
+
+std::string error_of(const std::string& grid_path) {
+  try {
+    read_grid(grid_path);
+  } catch (const Error& error) {
+    return error.what();
+  }
+  return "(no error)";
+}
+
+}  // namespace
+
+TEST_CASE("ablation: a 2 x 2 grid over the sample, best run reproduced from best.config.toml", "[ablate]") {
+  // Nested and quoted-dotted forms of an option name, and an option that stays at its [base] value.
+  const std::string grid_path = write_grid("two-by-two",
+                                           "[base.mapping]\nnormalization = \"unit\"\n\n"
+                                           "[grid]\n\"scoring.k\" = [3, 10]\nranking.top_m = [1, 10]\n");
+  const AblationGrid grid = read_grid(grid_path);
+  REQUIRE(grid.axes.size() == 2);
+  CHECK(grid.axes[0].option == "scoring.k");  // file order, then the cartesian product with the last fastest
+  CHECK(grid.axes[1].option == "ranking.top_m");
+  const fs::path out = fs::path(grid_path).parent_path() / "out";
+  CHECK(fs::path(grid.output_dir) == out);
+
+  AblationOptions options;
+  options.plot_script = source_dir + "/scripts/plot_curve.py";
+  const AblationResult result = run_ablation(grid, options);
+
+  REQUIRE(result.runs.size() == 4);
+  const std::map<std::size_t, std::vector<std::string>> expected_labels = {
+      {1, {"3", "1"}}, {2, {"3", "10"}}, {3, {"10", "1"}}, {4, {"10", "10"}}};
+  for (const auto& run : result.runs) {
+    CHECK(run.labels == expected_labels.at(run.number));
+    CHECK(run.config.mapping.normalization == Normalization::unit);
+    CHECK(run.evaluation.breakdown.size() == 5);
+    CHECK(run.seconds > 0);
+  }
+  for (std::size_t i = 1; i < result.runs.size(); ++i) {
+    CHECK(result.runs[i - 1].evaluation.ap >= result.runs[i].evaluation.ap);
+  }
+
+  // One header (and the Markdown rule) plus one row per run; the CSV rows agree with the returned runs.
+  CHECK(lines_of((out / "results.md").string()).size() == 2 + 4);
+  const auto csv = lines_of((out / "results.csv").string());
+  REQUIRE(csv.size() == 1 + 4);
+  const auto columns = split(csv[0], ',');
+  REQUIRE(columns.size() == 1 + 2 + 10);
+  CHECK(columns[1] == "scoring.k");
+  CHECK(columns[3] == "AP");
+  CHECK(columns.back() == "seconds");
+  for (std::size_t i = 0; i < 4; ++i) {
+    const auto row = split(csv[1 + i], ',');
+    REQUIRE(row.size() == columns.size());
+    CHECK(std::stoul(row[0]) == result.runs[i].number);
+    CHECK(std::stod(row[3]) == Approx(result.runs[i].evaluation.ap).margin(1e-6));
+  }
+
+  // The best row is what `termalign align --config best.config.toml` gives, scored independently.
+  const AblationRun& best = result.runs.front();
+  AlignConfig best_config;
+  load_config((out / "best.config.toml").string(), best_config);
+  CHECK(std::to_string(best_config.scoring.k) == best.labels[0]);
+  CHECK(std::to_string(best_config.ranking.top_m) == best.labels[1]);
+  CHECK(best_config.mapping.normalization == Normalization::unit);
+  CHECK(best_config.output.out == (out / "best.submission.tsv").string());
+  CHECK(direct_ap(best_config) == Approx(best.evaluation.ap).epsilon(1e-12));
+
+  // The worst row too, from a configuration built here by hand rather than from the grid.
+  const AblationRun& worst = result.runs.back();
+  AlignConfig worst_config = best_config;
+  worst_config.scoring.k = std::stoi(worst.labels[0]);
+  worst_config.ranking.top_m = std::stoul(worst.labels[1]);
+  CHECK(direct_ap(worst_config) == Approx(worst.evaluation.ap).epsilon(1e-12));
+  CHECK(worst.evaluation.ap < best.evaluation.ap);
+
+  // The curve's last AP is the run's AP.
+  const auto curve = lines_of((out / "best.curve.tsv").string());
+  REQUIRE(curve.size() >= 2);
+  CHECK(std::stod(split(curve.back(), '\t').back()) == Approx(best.evaluation.ap).margin(1e-6));
+
+  if (std::system("/usr/bin/python3 -c 'import matplotlib' 2>/dev/null") == 0) {
+    std::ifstream png((out / "best.curve.png").string(), std::ios::binary);
+    char magic[4] = {};
+    png.read(magic, 4);
+    CHECK(std::string(magic + 1, 3) == "PNG");
+  } else {
+    WARN("skipped: the PNG check needs /usr/bin/python3 with matplotlib");
+  }
+}
+
+TEST_CASE("ablation: a plot that cannot be drawn is skipped, not an error", "[ablate]") {
+  const std::string grid_path = write_grid("no-plot", "[grid]\n\"scoring.k\" = [5]\n");
+  AblationOptions options;
+  options.plot_script = source_dir + "/scripts/no-such-script.py";
+  const AblationResult result = run_ablation(read_grid(grid_path), options);
+  REQUIRE(result.runs.size() == 1);
+  const fs::path out = fs::path(grid_path).parent_path() / "out";
+  CHECK(fs::exists(out / "best.curve.tsv"));
+  CHECK(fs::exists(out / "results.md"));
+  CHECK_FALSE(fs::exists(out / "best.curve.png"));
+  CHECK_FALSE(fs::exists(out / "best.curve.png.partial.png"));
+}
+
+TEST_CASE("ablation: bad grids are errors naming the grid file, line and option", "[ablate]") {
+  // [grid] is line 14 of the written file, its first option line 15.
+  const std::string unknown = write_grid("unknown-key", "[grid]\n\"scoring.k\" = [3]\n\"scoring.kk\" = [1, 2]\n");
+  CHECK(error_of(unknown) == unknown + ":16: unknown key 'scoring.kk'.");
+
+  const std::string empty = write_grid("empty-array", "[grid]\n\"scoring.k\" = []\n");
+  CHECK(error_of(empty) == empty + ":15: 'scoring.k' has no value to try: give at least one.");
+
+  const std::string scalar = write_grid("not-an-array", "[grid]\nscoring.k = 3\n");
+  CHECK(error_of(scalar) == scalar + ":15: 'scoring.k' must be an array of the values to try.");
+
+  const std::string wrong_type = write_grid("wrong-type", "[grid]\nmapping.normalization = [\"unit\", 2]\n");
+  CHECK(error_of(wrong_type) == wrong_type + ":15: 'mapping.normalization' must be a string.");
+
+  const std::string twice = write_grid("twice", "[grid]\n\"scoring.k\" = [3]\n[grid.scoring]\nk = [5]\n");
+  CHECK(error_of(twice).find("'scoring.k' is given twice") != std::string::npos);
+
+  const std::string invalid = write_grid("invalid-run", "[grid]\n\"scoring.k\" = [3, 0]\n");
+  CHECK(error_of(invalid) ==
+        invalid + ": run 2 (scoring.k=0): The CSLS neighbourhood k must be at least 1 (got 0).");
+
+  const std::string bad_base = write_grid("bad-base", "[base.scoring]\nkay = 3\n");
+  CHECK(error_of(bad_base) == bad_base + ":15: unknown key 'scoring.kay'.");
+
+  const std::string section = write_grid("unknown-section", "[grids]\n\"scoring.k\" = [3]\n");
+  CHECK(error_of(section).find(":14: unknown section 'grids'") != std::string::npos);
+}
