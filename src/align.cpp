@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <chrono>
+#include <numeric>
+#include <unordered_map>
 #include <unordered_set>
 
 #include "termalign/composition.h"
@@ -11,6 +13,9 @@
 #include "termalign/lexicon.h"
 #include "termalign/logging.h"
 #include "termalign/mapping.h"
+#include "termalign/orthography.h"
+#include "termalign/parallel.h"
+#include "termalign/resources.h"
 #include "termalign/scoring.h"
 
 namespace termalign {
@@ -69,16 +74,144 @@ Matrix frequent_rows(const Embeddings& embeddings, std::size_t n, const Matrix& 
   return frequent;
 }
 
+bool uses_evidence(const AlignConfig& config) {
+  return !config.input.reranker.empty() || config.orthography.weight > 0 || config.orthography.candidates > 0;
+}
+
+std::uint64_t pair_key(std::uint32_t source, std::uint32_t target) {
+  return (static_cast<std::uint64_t>(source) << 32) | target;
+}
+
+// Selects each target's m best sources by CSLS (the same scores, transposed), adds the pairs not yet present, and
+// returns the rank (1 = best) of every such pair among its target's sources.
+std::unordered_map<std::uint64_t, float> add_reverse_candidates(const ComposedTerms& X, const ComposedTerms& Z,
+                                                                const NeighbourhoodMeans& means, std::size_t m,
+                                                                const TileOptions& tiles,
+                                                                std::vector<Candidate>& candidates) {
+  SelectionOptions reverse_selection;
+  reverse_selection.top_m = m;
+  const NeighbourhoodMeans swapped{means.target, means.source};
+  std::vector<Candidate> reverse = select_csls_candidates(Z.vectors, X.vectors, swapped, reverse_selection, tiles);
+  std::stable_sort(reverse.begin(), reverse.end(),
+                   [](const Candidate& a, const Candidate& b) { return a.source < b.source; });
+  std::unordered_set<std::uint64_t> present;
+  for (const auto& candidate : candidates) present.insert(pair_key(candidate.source, candidate.target));
+  std::unordered_map<std::uint64_t, float> rank;
+  std::size_t added = 0;
+  for (std::size_t i = 0; i < reverse.size(); ++i) {
+    const Candidate& pair = reverse[i];  // source: a target row; target: a source row
+    const bool first_of_target = i == 0 || reverse[i - 1].source != pair.source;
+    const float position =
+        first_of_target ? 1.0f : rank[pair_key(reverse[i - 1].target, reverse[i - 1].source)] + 1;
+    const std::uint64_t key = pair_key(pair.target, pair.source);
+    rank[key] = position;
+    if (present.insert(key).second) {
+      candidates.push_back({pair.score, pair.cosine, pair.target, pair.source});
+      ++added;
+    }
+  }
+  logger().debug("{} candidates added from the target side", added);
+  return rank;
+}
+
+// Adds each source term's closest spellings among the targets, scored by CSLS like the others.
+void add_orthographic_candidates(const ComposedTerms& X, const ComposedTerms& Z, const NeighbourhoodMeans& means,
+                                 const TermList& source_terms, const TermList& target_terms,
+                                 const OrthographyOptions& options, int threads,
+                                 std::vector<Candidate>& candidates) {
+  std::vector<std::string> sources, targets;
+  for (auto id : X.term_ids) sources.push_back(source_terms.terms[id]);
+  for (auto id : Z.term_ids) targets.push_back(target_terms.terms[id]);
+  const auto matches = orthographic_neighbours(ngram_profiles(sources, options.transliterate, threads),
+                                               ngram_profiles(targets, options.transliterate, threads),
+                                               options.candidates, 0.3, threads);
+  std::unordered_set<std::uint64_t> present;
+  for (const auto& candidate : candidates) present.insert(pair_key(candidate.source, candidate.target));
+  std::size_t added = 0;
+  for (const auto& match : matches) {
+    if (!present.insert(pair_key(match.source, match.target)).second) continue;
+    const float cosine = X.vectors.row(match.source).dot(Z.vectors.row(match.target));
+    candidates.push_back({2 * cosine - means.source(match.source) - means.target(match.target), cosine,
+                          match.source, match.target});
+    ++added;
+  }
+  logger().info("{} orthographic candidates added", added);
+}
+
+// Orthographic similarity, identity and sizes of each candidate's two terms.
+void add_term_evidence(const TermList& source_terms, const TermList& target_terms, bool transliterate,
+                       CandidateEvidence& evidence) {
+  auto spellings = [transliterate](const TermList& list) {
+    std::vector<std::string> latin(list.size());
+    for (std::size_t i = 0; i < list.size(); ++i) latin[i] = latin_spelling(list.terms[i], transliterate);
+    return latin;
+  };
+  const auto source_latin = spellings(source_terms), target_latin = spellings(target_terms);
+  std::unordered_map<std::uint32_t, NgramProfile> source_profiles, target_profiles;
+  for (std::size_t i = 0; i < evidence.size(); ++i) {
+    const std::uint32_t s = evidence.source[i], t = evidence.target[i];
+    auto& a = source_profiles.try_emplace(s, ngram_profile(source_latin[s])).first->second;
+    auto& b = target_profiles.try_emplace(t, ngram_profile(target_latin[t])).first->second;
+    evidence.orthographic.push_back(static_cast<float>(ngram_similarity(a, b)));
+    evidence.identical.push_back(source_latin[s] == target_latin[t]);
+    evidence.source_words.push_back(static_cast<std::uint16_t>(split_words(source_terms.terms[s]).size()));
+    evidence.target_words.push_back(static_cast<std::uint16_t>(split_words(target_terms.terms[t]).size()));
+    evidence.source_length.push_back(
+        static_cast<std::uint16_t>(std::min<std::size_t>(source_latin[s].size(), 65535)));
+    evidence.target_length.push_back(
+        static_cast<std::uint16_t>(std::min<std::size_t>(target_latin[t].size(), 65535)));
+  }
+}
+
+// Soft word alignment of each candidate: for each word its best cosine on the other side, averaged over the words
+// of each term, the two directions averaged. Multi-word terms whose words translate one by one score high.
+void add_word_alignment(const TermList& source_terms, const TermList& target_terms, const TermComposer& source,
+                        const TermComposer& target, const Mapping& mapping, int threads,
+                        CandidateEvidence& evidence) {
+  std::unordered_map<std::uint32_t, Matrix> source_tokens, target_tokens;
+  for (std::size_t i = 0; i < evidence.size(); ++i) {
+    source_tokens.try_emplace(evidence.source[i]);
+    target_tokens.try_emplace(evidence.target[i]);
+  }
+  auto fill = [threads](std::unordered_map<std::uint32_t, Matrix>& tokens, const TermList& list,
+                        const TermComposer& composer, const Matrix& transform) {
+    std::vector<std::pair<const std::uint32_t, Matrix>*> entries;
+    for (auto& entry : tokens) entries.push_back(&entry);
+    parallel_for(entries.size(), threads, [&](std::size_t i) {
+      Matrix mapped = composer.token_vectors(list.terms[entries[i]->first]) * transform;
+      normalize_rows(mapped);
+      entries[i]->second = std::move(mapped);
+    });
+  };
+  fill(source_tokens, source_terms, source, mapping.source_transform);
+  fill(target_tokens, target_terms, target, mapping.target_transform);
+  evidence.word_alignment.resize(evidence.size());
+  parallel_for(evidence.size(), threads, [&](std::size_t i) {
+    const Matrix& a = source_tokens.at(evidence.source[i]);
+    const Matrix& b = target_tokens.at(evidence.target[i]);
+    if (a.rows() == 0 || b.rows() == 0) {
+      evidence.word_alignment[i] = 0;
+      return;
+    }
+    const Matrix similarities = a * b.transpose();
+    evidence.word_alignment[i] =
+        0.5f * (similarities.rowwise().maxCoeff().mean() + similarities.colwise().maxCoeff().mean());
+  });
+}
+
 }  // namespace
 
-std::vector<RankedPair> align_terms(const AlignConfig& config, AlignmentSummary* summary) {
+CandidateSet generate_candidates(const AlignConfig& config, bool full_evidence, AlignmentSummary* summary) {
   config.validate();
   const auto start = std::chrono::steady_clock::now();
   AlignmentSummary local;
   AlignmentSummary& stats = summary ? *summary : local;
 
-  const TermList source_terms = read_term_list(config.input.src_terms);
-  const TermList target_terms = read_term_list(config.input.tgt_terms);
+  CandidateSet result;
+  result.source_terms = read_term_list(config.input.src_terms);
+  result.target_terms = read_term_list(config.input.tgt_terms);
+  const TermList& source_terms = result.source_terms;
+  const TermList& target_terms = result.target_terms;
   for (const TermList* list : {&source_terms, &target_terms}) {
     if (list->size() == 0) throw_input_error(list->path, 0, "the term list is empty.");
   }
@@ -146,10 +279,10 @@ std::vector<RankedPair> align_terms(const AlignConfig& config, AlignmentSummary*
   }
 
   const int threads = config.scoring.threads;
-  ComposedTerms X =
-      compose_terms(source_terms.terms, TermComposer(source, mapping.source, config.composition), threads);
-  ComposedTerms Z =
-      compose_terms(target_terms.terms, TermComposer(target, mapping.target, config.composition), threads);
+  const TermComposer source_composer(source, mapping.source, config.composition);
+  const TermComposer target_composer(target, mapping.target, config.composition);
+  ComposedTerms X = compose_terms(source_terms.terms, source_composer, threads);
+  ComposedTerms Z = compose_terms(target_terms.terms, target_composer, threads);
   log_unusable("source", source_terms, X);
   log_unusable("target", target_terms, Z);
   X.vectors = X.vectors * mapping.source_transform;
@@ -163,6 +296,7 @@ std::vector<RankedPair> align_terms(const AlignConfig& config, AlignmentSummary*
   tiles.rows = config.scoring.tile_rows;
   tiles.cols = config.scoring.tile_cols;
   tiles.threads = threads;
+  guard_scoring_memory(X.vectors, Z.vectors, config, tiles);  // smaller tiles, or a resources error (exit 5)
   NeighbourhoodMeans means;
   if (config.scoring.neighbourhood == Neighbourhood::terms) {
     means = neighbourhood_means(X.vectors, Z.vectors, config.scoring.k, tiles);
@@ -174,23 +308,83 @@ std::vector<RankedPair> align_terms(const AlignConfig& config, AlignmentSummary*
                                        config.scoring.k, tiles);
   }
 
-  stats.cap = submission_cap(source_terms.size(), target_terms.size());
-  if (config.ranking.cap > 0) stats.cap = std::min(stats.cap, config.ranking.cap);
+  result.cap = submission_cap(source_terms.size(), target_terms.size());
+  if (config.ranking.cap > 0) result.cap = std::min(result.cap, config.ranking.cap);
+  stats.cap = result.cap;
+  full_evidence = full_evidence || uses_evidence(config);
   SelectionOptions selection;
   selection.top_m = config.ranking.top_m;
   selection.mutual_m = config.ranking.mutual_m;
-  selection.limit = stats.cap;
-  const auto candidates = select_csls_candidates(X.vectors, Z.vectors, means, selection, tiles);
+  selection.limit = full_evidence && selection.top_m > 0 ? 0 : result.cap;  // rescoring may reorder: cut later
+  std::vector<Candidate> candidates = select_csls_candidates(X.vectors, Z.vectors, means, selection, tiles);
+  // Each target term's own best sources: candidates from the other direction, and their rank as evidence.
+  std::unordered_map<std::uint64_t, float> reverse_rank;
+  if (full_evidence && selection.top_m > 0) {
+    reverse_rank = add_reverse_candidates(X, Z, means, selection.top_m, tiles, candidates);
+  }
+  if (full_evidence && config.orthography.candidates > 0) {
+    add_orthographic_candidates(X, Z, means, source_terms, target_terms, config.orthography, threads, candidates);
+  }
 
-  std::vector<RankedPair> ranked;
-  ranked.reserve(candidates.size());
-  for (const auto& candidate : candidates) {
-    ranked.push_back({source_terms.terms[X.term_ids[candidate.source]],
-                      target_terms.terms[Z.term_ids[candidate.target]], candidate.score});
+  CandidateEvidence& evidence = result.evidence;
+  for (const Candidate& candidate : candidates) {
+    evidence.source.push_back(X.term_ids[candidate.source]);
+    evidence.target.push_back(Z.term_ids[candidate.target]);
+    evidence.csls.push_back(candidate.score);
+    evidence.cosine.push_back(candidate.cosine);
+    if (full_evidence) {
+      const auto found = reverse_rank.find(pair_key(candidate.source, candidate.target));
+      evidence.reverse_rank.push_back(found == reverse_rank.end() ? 0.0f : found->second);
+    }
+  }
+  if (full_evidence) {
+    add_term_evidence(source_terms, target_terms, config.orthography.transliterate, evidence);
+    add_word_alignment(source_terms, target_terms, source_composer, target_composer, mapping, threads, evidence);
   }
   stats.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-  logger().info("ranked {} pairs (cap {}) from {} x {} usable terms in {:.2f} s", ranked.size(), stats.cap,
-                stats.source_usable, stats.target_usable, stats.seconds);
+  logger().info("{} candidate pairs from {} x {} usable terms in {:.2f} s", evidence.size(), stats.source_usable,
+                stats.target_usable, stats.seconds);
+  return result;
+}
+
+Eigen::VectorXd candidate_scores(const CandidateSet& candidates, const AlignConfig& config) {
+  const CandidateEvidence& evidence = candidates.evidence;
+  if (!config.input.reranker.empty()) {
+    return load_reranker(config.input.reranker).score(candidate_features(evidence));
+  }
+  Eigen::VectorXd scores(static_cast<Eigen::Index>(evidence.size()));
+  for (std::size_t i = 0; i < evidence.size(); ++i) {
+    const double orthographic = config.orthography.weight > 0 ? evidence.orthographic[i] : 0.0;
+    scores(static_cast<Eigen::Index>(i)) = evidence.csls[i] + config.orthography.weight * orthographic;
+  }
+  return scores;
+}
+
+std::vector<RankedPair> rank_candidates(const CandidateSet& candidates, const Eigen::VectorXd& scores) {
+  const CandidateEvidence& evidence = candidates.evidence;
+  std::vector<std::size_t> order(evidence.size());
+  std::iota(order.begin(), order.end(), 0);
+  std::sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) {
+    const auto ia = static_cast<Eigen::Index>(a), ib = static_cast<Eigen::Index>(b);
+    if (scores(ia) != scores(ib)) return scores(ia) > scores(ib);
+    if (evidence.source[a] != evidence.source[b]) return evidence.source[a] < evidence.source[b];
+    return evidence.target[a] < evidence.target[b];
+  });
+  if (order.size() > candidates.cap) order.resize(candidates.cap);
+  std::vector<RankedPair> ranked;
+  ranked.reserve(order.size());
+  for (std::size_t i : order) {
+    ranked.push_back({candidates.source_terms.terms[evidence.source[i]],
+                      candidates.target_terms.terms[evidence.target[i]],
+                      static_cast<float>(scores(static_cast<Eigen::Index>(i)))});
+  }
+  return ranked;
+}
+
+std::vector<RankedPair> align_terms(const AlignConfig& config, AlignmentSummary* summary) {
+  const CandidateSet candidates = generate_candidates(config, false, summary);
+  const auto ranked = rank_candidates(candidates, candidate_scores(candidates, config));
+  logger().info("ranked {} pairs (cap {})", ranked.size(), candidates.cap);
   return ranked;
 }
 

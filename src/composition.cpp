@@ -95,6 +95,21 @@ bool TermComposer::compose(const std::string& term, RowVector& out) const {
   return true;
 }
 
+Matrix TermComposer::token_vectors(const std::string& term) const {
+  const auto words = split_words(term);
+  Matrix tokens(static_cast<Eigen::Index>(words.size()), embeddings_.dim());
+  Eigen::Index usable = 0;
+  for (const auto& word : words) {
+    RowVector sum = RowVector::Zero(embeddings_.dim());
+    int count = 0;
+    add_token(word, sum, count);
+    const float norm = sum.norm();
+    if (count > 0 && norm > 0) tokens.row(usable++) = sum / norm;
+  }
+  tokens.conservativeResize(usable, Eigen::NoChange);
+  return tokens;
+}
+
 ComposedTerms compose_terms(const std::vector<std::string>& terms, const TermComposer& composer, int threads) {
   const std::size_t n = terms.size();
   std::vector<RowVector> vectors(n);

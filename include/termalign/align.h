@@ -6,7 +6,9 @@
 #include <vector>
 
 #include "termalign/config.h"
+#include "termalign/lexicon.h"
 #include "termalign/ranking.h"
+#include "termalign/reranker.h"
 
 namespace termalign {
 
@@ -17,6 +19,26 @@ struct AlignmentSummary {
   std::size_t cap = 0;
   double seconds = 0;
 };
+
+// Candidate pairs and their evidence, before the final ranking.
+struct CandidateSet {
+  TermList source_terms, target_terms;
+  CandidateEvidence evidence;  // csls and cosine always; the rest only when asked for
+  std::size_t cap = 0;
+};
+
+// Loads, maps, composes and scores; keeps each source term's top_m targets by CSLS (and mutual_m), plus its
+// orthographic neighbours when configured. With `full_evidence` (or when the configuration uses orthography or a
+// re-ranker) every field of the evidence is filled and nothing is cut at the cap yet.
+CandidateSet generate_candidates(const AlignConfig& config, bool full_evidence,
+                                 AlignmentSummary* summary = nullptr);
+
+// The final score of each candidate: the re-ranker's logit when one is configured, else CSLS plus the
+// orthographic weight times the orthographic similarity.
+Eigen::VectorXd candidate_scores(const CandidateSet& candidates, const AlignConfig& config);
+
+// Orders by score (ties by source id, then target id) and cuts at the cap.
+std::vector<RankedPair> rank_candidates(const CandidateSet& candidates, const Eigen::VectorXd& scores);
 
 // Runs the pipeline and returns the ranked, capped pairs (the best first). Does not write anything except the
 // mapping when config.output.save_mapping is set.

@@ -23,6 +23,8 @@ class TermComposer {
   // The mean of the term's token vectors, renormalised; false when no token is usable.
   bool compose(const std::string& term, RowVector& out) const;
   int dim() const { return embeddings_.dim(); }
+  // One unit row per usable token of the term (a token split into pieces gets the mean of its pieces).
+  Matrix token_vectors(const std::string& term) const;
 
  private:
   bool add_token(const std::string& token, RowVector& sum, int& count) const;

@@ -1,48 +1,14 @@
 // `termalign align`: flags and an optional TOML configuration, copied into termalign::AlignConfig.
 #include "termalign/align.h"
 
-#include <functional>
-#include <memory>
-#include <vector>
-
+#include "align_options.h"
 #include "commands.h"
-#include "termalign/config.h"
 
 namespace termalign::cli {
 
-namespace {
-
-// Flags are parsed into their own AlignConfig (so that --help shows the library's defaults); after the
-// configuration file is read, each flag that was given overrides it.
-struct AlignCommand {
-  AlignConfig flags;
-  std::string config_path, normalization = to_string(flags.mapping.normalization),
-                           neighbourhood = to_string(flags.scoring.neighbourhood),
-                           dewhiten = to_string(flags.mapping.dewhiten);
-  std::vector<std::function<void(AlignConfig&)>> overrides;
-
-  template <class Access>
-  void option(CLI::App* command, const std::string& name, const std::string& help, Access access) {
-    CLI::Option* parsed = command->add_option(name, access(flags), help)->capture_default_str();
-    overrides.push_back([this, parsed, access](AlignConfig& config) {
-      if (parsed->count()) access(config) = access(flags);
-    });
-  }
-
-  void run() {
-    AlignConfig config;
-    if (!config_path.empty()) load_config(config_path, config);
-    for (const auto& apply : overrides) apply(config);
-    run_align(config);
-  }
-};
-
-}  // namespace
-
-void add_align_command(CLI::App& app) {
-  auto state = std::make_shared<AlignCommand>();
-  CLI::App* command = app.add_subcommand("align", "Align two term lists and write a ranked, capped submission");
-  AlignCommand& a = *state;
+std::shared_ptr<AlignOptions> AlignOptions::add(CLI::App* command, bool with_outputs) {
+  auto state = std::make_shared<AlignOptions>();
+  AlignOptions& a = *state;
   command->add_option("--config", a.config_path, "TOML configuration; flags given on the command line override it")
       ->check(CLI::ExistingFile);
   a.option(
@@ -57,12 +23,14 @@ void add_align_command(CLI::App& app) {
       command, "--src-terms", "Source term list (D1)", [](AlignConfig & c) -> auto& { return c.input.src_terms; });
   a.option(
       command, "--tgt-terms", "Target term list (D2)", [](AlignConfig & c) -> auto& { return c.input.tgt_terms; });
-  a.option(
-      command, "--out", "Submission to write (two TAB-separated columns)",
-      [](AlignConfig & c) -> auto& { return c.output.out; });
-  a.option(
-      command, "--scores", "Also write the ranked list with a score column here",
-      [](AlignConfig & c) -> auto& { return c.output.scores; });
+  if (with_outputs) {
+    a.option(
+        command, "--out", "Submission to write (two TAB-separated columns)",
+        [](AlignConfig & c) -> auto& { return c.output.out; });
+    a.option(
+        command, "--scores", "Also write the ranked list with a score column here",
+        [](AlignConfig & c) -> auto& { return c.output.scores; });
+  }
   a.option(
       command, "--save-mapping", "Save the fitted mapping here",
       [](AlignConfig & c) -> auto& { return c.output.save_mapping; });
@@ -152,7 +120,13 @@ void add_align_command(CLI::App& app) {
     if (neighbourhood->count()) config.scoring.neighbourhood = parse_neighbourhood(state->neighbourhood);
     if (dewhiten->count()) config.mapping.dewhiten = parse_dewhiten(state->dewhiten);
   });
-  command->callback([state] { state->run(); });
+  return state;
+}
+
+void add_align_command(CLI::App& app) {
+  CLI::App* command = app.add_subcommand("align", "Align two term lists and write a ranked, capped submission");
+  auto options = AlignOptions::add(command, true);
+  command->callback([options] { run_align(options->resolve()); });
 }
 
 }  // namespace termalign::cli
