@@ -1,11 +1,17 @@
 #include "termalign/mapping.h"
 
+#include <Eigen/Eigenvalues>
 #include <Eigen/SVD>
+#include <algorithm>
+#include <cstdint>
 #include <cstdio>
 #include <sstream>
+#include <utility>
 
 #include "termalign/error.h"
 #include "termalign/io.h"
+#include "termalign/logging.h"
+#include "termalign/scoring.h"
 
 namespace termalign {
 
@@ -23,6 +29,99 @@ bool unit_last(Normalization kind) { return kind == Normalization::unit_center_u
 void normalize(RowVector& vector) {
   const float norm = vector.norm();
   if (norm > 0) vector /= norm;
+}
+
+// The CSLS neighbourhood of the refinement's dictionary induction (MUSE's and vecmap's choice).
+constexpr int kRefineNeighbourhood = 10;
+
+using MatrixD = Eigen::MatrixXd;
+
+// SVD of the d x d cross-covariance source^T target (source, target: n x d, row i of each a pair). In double: the
+// sum over thousands of pairs loses little then.
+Eigen::BDCSVD<MatrixD> cross_covariance_svd(const MatrixD& source, const MatrixD& target) {
+  const MatrixD cross = source.transpose() * target;
+  return Eigen::BDCSVD<MatrixD>(cross, Eigen::ComputeFullU | Eigen::ComputeFullV);
+}
+
+// W = (M^T M)^-1/2 and its inverse (M^T M)^1/2, symmetric, for M: n x d; M W has orthonormal columns.
+struct Whitening {
+  MatrixD transform, inverse;
+};
+
+Whitening whitening(const MatrixD& M, const char* side) {
+  Eigen::SelfAdjointEigenSolver<MatrixD> eigen(M.transpose() * M);
+  const Eigen::VectorXd& variances = eigen.eigenvalues();  // ascending
+  if (eigen.info() != Eigen::Success || !(variances[0] > 1e-10 * variances[variances.size() - 1]))
+    throw_usage_error(std::string("Whitening needs seed pairs that span every dimension, but the ") + side +
+                      " seed vectors (" + std::to_string(M.rows()) + " pairs in dimension " +
+                      std::to_string(M.cols()) +
+                      ") have a singular covariance: add seed pairs or turn whiten off.");
+  return {eigen.operatorInverseSqrt(), eigen.operatorSqrt()};
+}
+
+// The multi-step framework of Artetxe et al. (AAAI 2018) in vecmap's order: whitening, orthogonal mapping,
+// re-weighting, de-whitening, dimensionality reduction. Xs, Zt: n x d seed pairs.
+Mapping multi_step_mapping(const Matrix& Xs, const Matrix& Zt, const MappingOptions& options) {
+  const Eigen::Index d = Xs.cols();
+  MatrixD source = Xs.cast<double>(), target = Zt.cast<double>();
+  const MatrixD identity = MatrixD::Identity(d, d);
+  Whitening source_whitening{identity, identity}, target_whitening{identity, identity};
+  if (options.whiten) {
+    source_whitening = whitening(source, "source");
+    target_whitening = whitening(target, "target");
+    source *= source_whitening.transform;
+    target *= target_whitening.transform;
+  }
+  const auto svd = cross_covariance_svd(source, target);
+  const MatrixD& U = svd.matrixU();
+  const MatrixD& V = svd.matrixV();
+  MatrixD source_transform = source_whitening.transform * U;
+  MatrixD target_transform = target_whitening.transform * V;
+  if (options.src_reweight != 0)
+    source_transform *= svd.singularValues().array().pow(options.src_reweight).matrix().asDiagonal();
+  if (options.tgt_reweight != 0)
+    target_transform *= svd.singularValues().array().pow(options.tgt_reweight).matrix().asDiagonal();
+  if (options.dewhiten == Dewhiten::source || options.dewhiten == Dewhiten::both)
+    source_transform *= U.transpose() * source_whitening.inverse * U;
+  if (options.dewhiten == Dewhiten::target || options.dewhiten == Dewhiten::both)
+    target_transform *= V.transpose() * target_whitening.inverse * V;
+  if (options.dim_reduction > 0) {
+    const auto kept = static_cast<Eigen::Index>(options.dim_reduction);
+    source_transform = source_transform.leftCols(kept).eval();
+    target_transform = target_transform.leftCols(kept).eval();
+  } else {
+    // Rotating both sides alike changes no similarity. In the target's own coordinates, every step off gives
+    // Procrustes: U V^T and (up to rounding) the identity.
+    source_transform *= V.transpose();
+    target_transform *= V.transpose();
+  }
+  Mapping mapping;
+  mapping.source_transform = source_transform.cast<float>();
+  mapping.target_transform = target_transform.cast<float>();
+  return mapping;
+}
+
+// (source row, target row) pairs, sorted.
+using WordPairs = std::vector<std::pair<std::uint32_t, std::uint32_t>>;
+
+// The words (n1 x d, n2 x d) mapped, renormalised, and paired with their mutual CSLS nearest neighbour.
+WordPairs mutual_nearest_neighbours(const Matrix& source_words, const Matrix& target_words, const Mapping& mapping,
+                                    int threads) {
+  Matrix mapped_source = source_words * mapping.source_transform;
+  Matrix mapped_target = target_words * mapping.target_transform;
+  normalize_rows(mapped_source);
+  normalize_rows(mapped_target);
+  TileOptions tiles;
+  tiles.threads = threads;
+  SelectionOptions mutual_nearest;
+  mutual_nearest.top_m = 1;
+  mutual_nearest.mutual_m = 1;
+  const NeighbourhoodMeans means = neighbourhood_means(mapped_source, mapped_target, kRefineNeighbourhood, tiles);
+  WordPairs pairs;
+  for (const Candidate& pair : select_csls_candidates(mapped_source, mapped_target, means, mutual_nearest, tiles))
+    pairs.emplace_back(pair.source, pair.target);
+  std::sort(pairs.begin(), pairs.end());
+  return pairs;
 }
 }  // namespace
 
@@ -64,17 +163,51 @@ void Normalizer::apply_rows(Matrix& vectors) const {
 Matrix procrustes(const Matrix& source, const Matrix& target) {
   TERMALIGN_CHECK(source.rows() == target.rows() && source.cols() == target.cols(),
                   "Procrustes needs two matrices of the same shape");
-  // The d x d cross-covariance in double precision: the SVD of a sum over thousands of pairs loses little then.
-  const Eigen::MatrixXd cross = source.cast<double>().transpose() * target.cast<double>();
-  Eigen::BDCSVD<Eigen::MatrixXd> svd(cross, Eigen::ComputeFullU | Eigen::ComputeFullV);
+  const auto svd = cross_covariance_svd(source.cast<double>(), target.cast<double>());
   return (svd.matrixU() * svd.matrixV().transpose()).cast<float>();
 }
 
-Mapping fit_mapping(const Matrix& Xs, const Matrix& Zt, const Matrix& /*source_vocabulary*/,
-                    const Matrix& /*target_vocabulary*/, const MappingOptions& /*options*/, int /*threads*/) {
-  Mapping mapping;
-  mapping.source_transform = procrustes(Xs, Zt);
-  mapping.target_transform = Matrix::Identity(Zt.cols(), Zt.cols());
+Mapping fit_mapping(const Matrix& Xs, const Matrix& Zt, const Matrix& source_vocabulary,
+                    const Matrix& target_vocabulary, const MappingOptions& options, int threads) {
+  TERMALIGN_CHECK(Xs.rows() == Zt.rows() && Xs.cols() == Zt.cols(), "the seed pairs need one row per side");
+  const std::size_t dim = static_cast<std::size_t>(Xs.cols());
+  if (options.dim_reduction > dim)
+    throw_usage_error("dim_reduction (" + std::to_string(options.dim_reduction) +
+                      ") cannot exceed the dimension of the vectors (" + std::to_string(dim) + ").");
+  Mapping mapping = multi_step_mapping(Xs, Zt, options);
+  if (options.refine_iterations == 0) return mapping;
+
+  const auto most_frequent = [&](const Matrix& vocabulary) -> Matrix {
+    return vocabulary.topRows(
+        std::min<Eigen::Index>(static_cast<Eigen::Index>(options.refine_words), vocabulary.rows()));
+  };
+  const Matrix source_words = most_frequent(source_vocabulary), target_words = most_frequent(target_vocabulary);
+  TERMALIGN_CHECK(source_words.cols() == Xs.cols() && target_words.cols() == Zt.cols(),
+                  "the vocabularies and the seed pairs must have the same dimension");
+  if (source_words.rows() == 0 || target_words.rows() == 0)
+    throw_usage_error("Self-learning refinement needs word vectors on both sides.");
+  WordPairs previous;
+  for (std::size_t iteration = 1; iteration <= options.refine_iterations; ++iteration) {
+    const WordPairs dictionary = mutual_nearest_neighbours(source_words, target_words, mapping, threads);
+    logger().info("refinement iteration {}/{}: {} mutual CSLS nearest-neighbour pairs among {} x {} words",
+                  iteration, options.refine_iterations, dictionary.size(), source_words.rows(),
+                  target_words.rows());
+    if (dictionary == previous) {
+      logger().info("refinement converged: the dictionary did not change");
+      break;
+    }
+    // The induced pairs come after the seed pairs, which always stay in the training set.
+    const Eigen::Index seed = Xs.rows(), rows = seed + static_cast<Eigen::Index>(dictionary.size());
+    Matrix source_pairs(rows, Xs.cols()), target_pairs(rows, Zt.cols());
+    source_pairs.topRows(seed) = Xs;
+    target_pairs.topRows(seed) = Zt;
+    for (std::size_t i = 0; i < dictionary.size(); ++i) {
+      source_pairs.row(seed + static_cast<Eigen::Index>(i)) = source_words.row(dictionary[i].first);
+      target_pairs.row(seed + static_cast<Eigen::Index>(i)) = target_words.row(dictionary[i].second);
+    }
+    mapping = multi_step_mapping(source_pairs, target_pairs, options);
+    previous = dictionary;
+  }
   return mapping;
 }
 

@@ -1,7 +1,11 @@
 #include <Eigen/QR>
+#include <Eigen/SVD>
+#include <algorithm>
 #include <catch2/catch.hpp>
+#include <cmath>
 #include <cstdio>
 #include <random>
+#include <vector>
 
 #include "termalign/error.h"
 #include "termalign/mapping.h"
@@ -110,4 +114,177 @@ TEST_CASE("A malformed mapping file is an input error with its line", "[mapping]
   std::fclose(file);
   CHECK_THROWS_WITH(load_mapping(path), Catch::Contains("test_mapping_bad.txt:7"));
   std::remove(path.c_str());
+}
+
+namespace {
+Mapping fit_seed_only(const Matrix& X, const Matrix& Z, const MappingOptions& options) {
+  const Matrix none(0, X.cols());
+  return fit_mapping(X, Z, none, none, options);
+}
+
+// Columns scaled unevenly, so that whitening has something to undo.
+Matrix anisotropic(const Matrix& M) {
+  Matrix scaled = M;
+  for (Eigen::Index j = 0; j < M.cols(); ++j) scaled.col(j) *= 0.2f + 0.4f * static_cast<float>(j);
+  return scaled;
+}
+}  // namespace
+
+TEST_CASE("Multi-step mapping with every step off is Procrustes", "[mapping]") {
+  std::mt19937 generator(11);
+  const Matrix X = random_matrix(60, 8, generator), Z = random_matrix(60, 8, generator);
+  const Mapping mapping = fit_seed_only(X, Z, MappingOptions{});  // every step off by default
+  CHECK((mapping.source_transform - procrustes(X, Z)).norm() < 1e-5);
+  CHECK((mapping.target_transform - Matrix::Identity(8, 8)).norm() < 1e-5);
+}
+
+TEST_CASE("Re-weighting multiplies by the singular values of the cross-covariance", "[mapping]") {
+  std::mt19937 generator(12);
+  const Matrix X = random_matrix(50, 6, generator), Z = random_matrix(50, 6, generator);
+  const Eigen::MatrixXd cross = X.cast<double>().transpose() * Z.cast<double>();  // = U S V^T
+  SECTION("source power 1: U S V^T, the cross-covariance itself; target I") {
+    MappingOptions options;
+    options.src_reweight = 1;
+    const Mapping mapping = fit_seed_only(X, Z, options);
+    CHECK((mapping.source_transform.cast<double>() - cross).norm() < 1e-4 * cross.norm());
+    CHECK((mapping.target_transform - Matrix::Identity(6, 6)).norm() < 1e-5);
+  }
+  SECTION("target power 1: source U V^T, target V S V^T, whose square is cross^T cross") {
+    MappingOptions options;
+    options.tgt_reweight = 1;
+    const Mapping mapping = fit_seed_only(X, Z, options);
+    CHECK((mapping.source_transform - procrustes(X, Z)).norm() < 1e-5);
+    const Eigen::MatrixXd target = mapping.target_transform.cast<double>();
+    const Eigen::MatrixXd expected = cross.transpose() * cross;
+    CHECK((target * target - expected).norm() < 1e-4 * expected.norm());
+    CHECK((target - target.transpose()).norm() < 1e-4 * target.norm());
+  }
+}
+
+TEST_CASE("Whitening gives both sides' seed vectors orthonormal columns", "[mapping]") {
+  std::mt19937 generator(13);
+  const Matrix X = anisotropic(random_matrix(70, 7, generator)), Z = random_matrix(70, 7, generator);
+  MappingOptions options;
+  options.whiten = true;
+  const Mapping mapping = fit_seed_only(X, Z, options);
+  // The transforms are W U V^T, with U, V orthogonal: (X W U V^T)^T (X W U V^T) = I exactly when W whitens X.
+  const Eigen::MatrixXd source = (X * mapping.source_transform).cast<double>();
+  const Eigen::MatrixXd target = (Z * mapping.target_transform).cast<double>();
+  CHECK((source.transpose() * source - Eigen::MatrixXd::Identity(7, 7)).norm() < 1e-4);
+  CHECK((target.transpose() * target - Eigen::MatrixXd::Identity(7, 7)).norm() < 1e-4);
+}
+
+TEST_CASE("Whitening on fewer seed pairs than dimensions is a usage error", "[mapping]") {
+  std::mt19937 generator(14);
+  const Matrix X = random_matrix(5, 8, generator), Z = random_matrix(5, 8, generator);
+  MappingOptions options;
+  options.whiten = true;
+  CHECK_THROWS_WITH(fit_seed_only(X, Z, options), Catch::Contains("singular"));
+  options.whiten = false;
+  CHECK_NOTHROW(fit_seed_only(X, Z, options));
+}
+
+TEST_CASE("Whitening, de-whitening both sides, recovers a rotation between the sides", "[mapping]") {
+  std::mt19937 generator(15);
+  const Eigen::Index d = 9;
+  const Matrix X = anisotropic(random_matrix(80, d, generator));
+  const Matrix R = random_orthogonal(d, generator);
+  const Matrix Z = X * R;
+  MappingOptions options;
+  options.whiten = true;
+  options.dewhiten = Dewhiten::both;
+  const Mapping mapping = fit_seed_only(X, Z, options);
+  // Each source lands on its target: X A = Z B (= X R B), so A = R B.
+  const Matrix mapped_source = X * mapping.source_transform, mapped_target = Z * mapping.target_transform;
+  CHECK((mapped_source - mapped_target).norm() < 1e-3 * mapped_target.norm());
+  CHECK((mapping.source_transform - R * mapping.target_transform).norm() < 1e-3);
+  // De-whitening restores the original geometry: the mapped sources keep their Gram matrix.
+  const Matrix gram = X * X.transpose(), mapped_gram = mapped_source * mapped_source.transpose();
+  CHECK((mapped_gram - gram).norm() < 1e-3 * gram.norm());
+}
+
+TEST_CASE("Dimensionality reduction keeps the leading dimensions of the orthogonal map", "[mapping]") {
+  std::mt19937 generator(16);
+  const Matrix X = random_matrix(40, 8, generator), Z = random_matrix(40, 8, generator);
+  MappingOptions options;
+  options.dim_reduction = 3;
+  const Mapping mapping = fit_seed_only(X, Z, options);
+  REQUIRE(mapping.source_transform.rows() == 8);
+  REQUIRE(mapping.source_transform.cols() == 3);
+  REQUIRE(mapping.target_transform.rows() == 8);
+  REQUIRE(mapping.target_transform.cols() == 3);
+  // The kept columns are the first 3 singular vectors: A^T (X^T Z) B is the diagonal of the 3 largest singular
+  // values, computed here by an independent SVD.
+  const Eigen::MatrixXd cross = X.cast<double>().transpose() * Z.cast<double>();
+  const Eigen::JacobiSVD<Eigen::MatrixXd> svd(cross);
+  const Eigen::MatrixXd A = mapping.source_transform.cast<double>(), B = mapping.target_transform.cast<double>();
+  const Eigen::MatrixXd leading = svd.singularValues().head(3).asDiagonal();
+  CHECK((A.transpose() * cross * B - leading).norm() < 1e-4 * cross.norm());
+  CHECK((A.transpose() * A - Eigen::MatrixXd::Identity(3, 3)).norm() < 1e-5);
+
+  options.dim_reduction = 9;
+  CHECK_THROWS_WITH(fit_seed_only(X, Z, options), Catch::Contains("dim_reduction"));
+}
+
+namespace {
+// Share of source rows whose nearest target row (cosine, after the mapping) is target_of[i].
+double nearest_neighbour_accuracy(const Matrix& source, const Matrix& target, const Mapping& mapping,
+                                  const std::vector<Eigen::Index>& target_of) {
+  Matrix mapped_source = source * mapping.source_transform, mapped_target = target * mapping.target_transform;
+  normalize_rows(mapped_source);
+  normalize_rows(mapped_target);
+  std::size_t correct = 0;
+  for (Eigen::Index i = 0; i < source.rows(); ++i) {
+    Eigen::Index best = 0;
+    (mapped_target * mapped_source.row(i).transpose()).maxCoeff(&best);
+    if (best == target_of[static_cast<std::size_t>(i)]) ++correct;
+  }
+  return static_cast<double>(correct) / static_cast<double>(source.rows());
+}
+}  // namespace
+
+TEST_CASE("Self-learning refinement recovers a noisy rotation from a poor seed", "[mapping]") {
+  std::mt19937 generator(17);
+  const Eigen::Index words = 600, d = 16;
+  Matrix source = random_matrix(words, d, generator);
+  normalize_rows(source);
+  const Matrix R = random_orthogonal(d, generator);
+  // Target row target_of[i] is source row i rotated, plus noise; the target words come in another order.
+  std::vector<Eigen::Index> target_of(static_cast<std::size_t>(words));
+  for (Eigen::Index i = 0; i < words; ++i) target_of[static_cast<std::size_t>(i)] = i;
+  std::shuffle(target_of.begin(), target_of.end(), generator);
+  const Matrix noise = 0.1f * random_matrix(words, d, generator) / std::sqrt(static_cast<float>(d));
+  const Matrix rotated = source * R + noise;
+  Matrix target(words, d);
+  for (Eigen::Index i = 0; i < words; ++i) target.row(target_of[static_cast<std::size_t>(i)]) = rotated.row(i);
+  normalize_rows(target);
+
+  // Seed: a few true pairs and a few wrong ones.
+  const Eigen::Index true_pairs = 18, wrong_pairs = 6;
+  Matrix Xs(true_pairs + wrong_pairs, d), Zt(true_pairs + wrong_pairs, d);
+  for (Eigen::Index i = 0; i < true_pairs; ++i) {
+    Xs.row(i) = source.row(i);
+    Zt.row(i) = target.row(target_of[static_cast<std::size_t>(i)]);
+  }
+  for (Eigen::Index i = 0; i < wrong_pairs; ++i) {
+    Xs.row(true_pairs + i) = source.row(100 + i);
+    Zt.row(true_pairs + i) = target.row(target_of[static_cast<std::size_t>(200 + i)]);
+  }
+
+  MappingOptions options;
+  const Mapping seed_only = fit_mapping(Xs, Zt, source, target, options, 2);
+  options.refine_iterations = 10;
+  options.refine_words = static_cast<std::size_t>(words);
+  const Mapping refined = fit_mapping(Xs, Zt, source, target, options, 2);
+  const double before = nearest_neighbour_accuracy(source, target, seed_only, target_of);
+  const double after = nearest_neighbour_accuracy(source, target, refined, target_of);
+  // The noise leaves some words closer to another word's translation even under the true rotation.
+  Mapping truth;
+  truth.source_transform = R;
+  truth.target_transform = Matrix::Identity(d, d);
+  const double ceiling = nearest_neighbour_accuracy(source, target, truth, target_of);
+  CAPTURE(before, after, ceiling);
+  WARN("nearest-neighbour accuracy " << before << " -> " << after << " (true rotation " << ceiling << ")");
+  CHECK(after > before + 0.2);
+  CHECK(after > ceiling - 0.02);
 }

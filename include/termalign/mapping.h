@@ -37,7 +37,8 @@ struct Mapping {
 // Fits the mapping that `options` describe (orthogonal Procrustes, the multi-step framework, self-learning
 // refinement). Xs, Zt: n x d normalised seed-pair vectors, row i of each is a pair. source_vocabulary,
 // target_vocabulary: normalised word vectors, most frequent first (used by the refinement only). The
-// normalisers of the result are left empty: the caller sets them.
+// normalisers of the result are left empty: the caller sets them. Usage error when dim_reduction exceeds d or
+// when whitening meets seed vectors that do not span every dimension.
 Mapping fit_mapping(const Matrix& Xs, const Matrix& Zt, const Matrix& source_vocabulary,
                     const Matrix& target_vocabulary, const MappingOptions& options, int threads = 0);
 
