@@ -2,7 +2,9 @@
 
 #include <toml++/toml.h>
 
+#include <cstdint>
 #include <filesystem>
+#include <limits>
 #include <set>
 #include <sstream>
 #include <type_traits>
@@ -61,6 +63,11 @@ bool is_path_option(const std::string& section, const std::string& key) {
 template <class Enum>
 std::string enum_name(Enum value) {
   return to_string(value);
+}
+
+// A configuration value the user must change: a usage error (exit 2), as for a flag, naming the file and line.
+[[noreturn]] void throw_config_error(const std::string& path, std::size_t line, const std::string& message) {
+  throw Error(ErrorKind::usage, path + ":" + std::to_string(line) + ": " + message);
 }
 
 }  // namespace
@@ -174,20 +181,22 @@ void apply_table(const toml::table& table, const std::string& path, AlignConfig&
     const auto line = node->source().begin.line;
     using Field = std::decay_t<decltype(field)>;
     if constexpr (std::is_same_v<Field, bool>) {
-      if (!node->is_boolean()) throw_input_error(path, line, name + " must be true or false.");
+      if (!node->is_boolean()) throw_config_error(path, line, name + " must be true or false.");
       field = node->as_boolean()->get();
     } else if constexpr (std::is_floating_point_v<Field>) {
-      if (!node->is_number()) throw_input_error(path, line, name + " must be a number.");
+      if (!node->is_number()) throw_config_error(path, line, name + " must be a number.");
       field =
           node->is_integer() ? static_cast<Field>(node->as_integer()->get()) : node->as_floating_point()->get();
     } else if constexpr (std::is_integral_v<Field>) {
-      if (!node->is_integer()) throw_input_error(path, line, name + " must be an integer.");
+      if (!node->is_integer()) throw_config_error(path, line, name + " must be an integer.");
       const auto value = node->as_integer()->get();
       if (value < 0)
-        throw_input_error(path, line, name + " cannot be negative (got " + std::to_string(value) + ").");
+        throw_config_error(path, line, name + " cannot be negative (got " + std::to_string(value) + ").");
+      if (static_cast<std::uint64_t>(value) > static_cast<std::uint64_t>(std::numeric_limits<Field>::max()))
+        throw_config_error(path, line, name + " is too large (got " + std::to_string(value) + ").");
       field = static_cast<Field>(value);
     } else {
-      if (!node->is_string()) throw_input_error(path, line, name + " must be a string.");
+      if (!node->is_string()) throw_config_error(path, line, name + " must be a string.");
       const std::string value = node->as_string()->get();
       if constexpr (std::is_same_v<Field, std::string>) {
         field = value;
@@ -200,7 +209,7 @@ void apply_table(const toml::table& table, const std::string& path, AlignConfig&
           if constexpr (std::is_same_v<Field, Neighbourhood>) field = parse_neighbourhood(value);
           if constexpr (std::is_same_v<Field, Dewhiten>) field = parse_dewhiten(value);
         } catch (const Error& error) {
-          throw_input_error(path, line, error.what());
+          throw_config_error(path, line, error.what());
         }
       }
     }
@@ -208,11 +217,11 @@ void apply_table(const toml::table& table, const std::string& path, AlignConfig&
   for (const auto& [section_name, section] : table) {
     const std::string section_key(section_name.str());
     const auto line = section.source().begin.line;
-    if (!section.is_table()) throw_input_error(path, line, "unknown key '" + section_key + "'.");
+    if (!section.is_table()) throw_config_error(path, line, "unknown key '" + section_key + "'.");
     for (const auto& [key, value] : *section.as_table()) {
       const std::string full = section_key + "." + std::string(key.str());
       if (!known.count(full)) {
-        throw_input_error(path, value.source().begin.line, "unknown key '" + full + "'.");
+        throw_config_error(path, value.source().begin.line, "unknown key '" + full + "'.");
       }
     }
   }

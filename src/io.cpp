@@ -12,6 +12,7 @@
 #include <sstream>
 
 #include "termalign/error.h"
+#include "termalign/resources.h"
 
 namespace termalign {
 
@@ -92,6 +93,11 @@ std::string_view trim(std::string_view text) {
 std::string read_file(const std::string& path) {
   std::ifstream stream(path, std::ios::binary);
   if (!stream) throw_input_error(path, 0, std::string("cannot open file: ") + std::strerror(errno));
+  // A folder opens but reads as empty; pipes and other special files are read as they come.
+  struct stat status;
+  if (::stat(path.c_str(), &status) == 0 && S_ISDIR(status.st_mode)) {
+    throw_input_error(path, 0, "is a folder, not a file");
+  }
   std::ostringstream contents;
   contents << stream.rdbuf();
   if (stream.bad()) throw_input_error(path, 0, "cannot read file");
@@ -103,10 +109,12 @@ AtomicFile::AtomicFile(std::string path) : path_(std::move(path)) {
   const int descriptor = ::mkstemp(pattern.data());
   if (descriptor < 0) throw_output_error(path_, std::string("cannot create output file: ") + std::strerror(errno));
   temporary_path_ = pattern;
+  register_temporary_file(temporary_path_);  // a SIGINT removes it
   file_ = ::fdopen(descriptor, "wb");
   if (!file_) {
     ::close(descriptor);
     std::remove(temporary_path_.c_str());
+    unregister_temporary_file(temporary_path_);
     throw_output_error(path_, "cannot open output file");
   }
 }
@@ -115,6 +123,7 @@ AtomicFile::~AtomicFile() {
   if (file_) {
     std::fclose(file_);
     std::remove(temporary_path_.c_str());
+    unregister_temporary_file(temporary_path_);
   }
 }
 
@@ -137,8 +146,10 @@ void AtomicFile::commit() {
   if (!flushed || !closed || std::rename(temporary_path_.c_str(), path_.c_str()) != 0) {
     const std::string reason = std::strerror(errno);
     std::remove(temporary_path_.c_str());
+    unregister_temporary_file(temporary_path_);
     throw_output_error(path_, "cannot write: " + reason);
   }
+  unregister_temporary_file(temporary_path_);
 }
 
 void write_file_atomically(const std::string& path, std::string_view text) {

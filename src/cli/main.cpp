@@ -6,8 +6,10 @@
 #include "commands.h"
 #include "termalign/error.h"
 #include "termalign/logging.h"
+#include "termalign/resources.h"
 
 int main(int argc, char** argv) {
+  termalign::install_interrupt_handlers();  // SIGINT / SIGTERM: remove temporary files, exit 130
   CLI::App app{"termalign: align bilingual terminology with word embeddings (BUCC 2022 shared task)"};
   app.require_subcommand(1);
   app.fallthrough();
@@ -26,7 +28,8 @@ int main(int argc, char** argv) {
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& error) {
-    return app.exit(error);
+    // CLI11's own codes (105, 106, ...) would hide the documented usage code; --help and --version exit 0.
+    return app.exit(error) == 0 ? 0 : static_cast<int>(termalign::ErrorKind::usage);
   } catch (const termalign::Error& error) {
     termalign::logger().error("{}", error.what());
     return error.exit_code();

@@ -1,0 +1,612 @@
+// Bad inputs and faults: one test per row of docs/robustness.md. Each runs the real CLI on the bundled sample
+// (data/sample, models/sample) with one thing broken, in a scratch folder, and checks the exit code, the one
+// sentence on stderr naming the file (and line), that a pre-existing output is byte-identical afterwards and that
+// no temporary file is left behind.
+#include <fcntl.h>
+#include <signal.h>
+#include <spawn.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <catch2/catch.hpp>
+#include <chrono>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "termalign/config.h"
+#include "termalign/embeddings.h"
+#include "termalign/error.h"
+#include "termalign/io.h"
+#include "termalign/lexicon.h"
+#include "termalign/resources.h"
+
+namespace fs = std::filesystem;
+
+namespace {
+
+const std::string kSample = std::string(TERMALIGN_SOURCE_DIR) + "/data/sample/";
+const std::string kModels = std::string(TERMALIGN_SOURCE_DIR) + "/models/sample/";
+const std::string kPreviousOutput = "previous\toutput\n";
+
+std::string read_bytes(const std::string& path) {
+  std::ifstream stream(path, std::ios::binary);
+  std::ostringstream contents;
+  contents << stream.rdbuf();
+  return contents.str();
+}
+
+void write_bytes(const std::string& path, const std::string& bytes) {
+  std::ofstream stream(path, std::ios::binary | std::ios::trunc);
+  stream << bytes;
+  REQUIRE(stream.good());
+}
+
+std::vector<std::string> split_lines(const std::string& text) {
+  std::vector<std::string> lines;
+  std::istringstream stream(text);
+  for (std::string line; std::getline(stream, line);) lines.push_back(line);
+  return lines;
+}
+
+std::string join_lines(const std::vector<std::string>& lines, const std::string& end = "\n") {
+  std::string text;
+  for (const auto& line : lines) text += line + end;
+  return text;
+}
+
+// A copy of `source` with its 1-based line `line` replaced by `replacement` (which may hold several lines).
+std::string with_line(const std::string& source, std::size_t line, const std::string& replacement) {
+  auto lines = split_lines(read_bytes(source));
+  REQUIRE(line >= 1);
+  REQUIRE(line <= lines.size());
+  lines[line - 1] = replacement;
+  return join_lines(lines);
+}
+
+std::string shell_quote(const std::string& text) {
+  std::string quoted = "'";
+  for (char c : text) quoted += c == '\'' ? std::string("'\\''") : std::string(1, c);
+  return quoted + "'";
+}
+
+// A fresh folder under the build tree, removed afterwards.
+class Scratch {
+ public:
+  explicit Scratch(const std::string& name)
+      : dir_(fs::path(TERMALIGN_BINARY_DIR) / "robustness" / (name + "." + std::to_string(::getpid()))) {
+    fs::remove_all(dir_);
+    fs::create_directories(dir_);
+  }
+  ~Scratch() {
+    std::error_code ignored;
+    fs::remove_all(dir_, ignored);
+  }
+  std::string file(const std::string& name) const { return (dir_ / name).string(); }
+  bool holds(const std::string& path) const { return path.rfind(dir_.string() + "/", 0) == 0; }
+  std::string write(const std::string& name, const std::string& bytes) const {
+    write_bytes(file(name), bytes);
+    return file(name);
+  }
+  // Files whose name holds ".tmp." (AtomicFile's temporary files).
+  std::vector<std::string> temporary_files() const {
+    std::vector<std::string> found;
+    for (const auto& entry : fs::recursive_directory_iterator(dir_)) {
+      if (entry.path().filename().string().find(".tmp.") != std::string::npos) found.push_back(entry.path());
+    }
+    return found;
+  }
+
+ private:
+  fs::path dir_;
+};
+
+// `termalign align` on the sample; each input can be replaced by a broken copy.
+struct AlignRun {
+  std::string src_vectors = kModels + "en.vec", tgt_vectors = kModels + "fr.vec";
+  std::string seed = kSample + "seed-en-fr.txt";
+  std::string src_terms = kSample + "terms-en.txt", tgt_terms = kSample + "terms-fr.txt";
+  std::string out, extra = "--threads 1";
+
+  std::vector<std::string> arguments() const {
+    std::vector<std::string> arguments = {"align",     "--src-vectors", src_vectors, "--tgt-vectors",
+                                          tgt_vectors, "--src-terms",   src_terms,   "--tgt-terms",
+                                          tgt_terms,   "--out",         out};
+    if (!seed.empty()) arguments.insert(arguments.end(), {"--seed", seed});
+    std::istringstream words(extra);
+    for (std::string word; words >> word;) arguments.push_back(word);
+    return arguments;
+  }
+};
+
+struct Outcome {
+  int exit_code = -1;
+  std::string errors;  // stderr
+};
+
+// Runs the CLI with `arguments` (stdout discarded, stderr captured) under the extra `environment` assignments.
+Outcome run_cli(const Scratch& scratch, const std::vector<std::string>& arguments,
+                const std::string& environment = "") {
+  std::string command = environment + " " + shell_quote(TERMALIGN_CLI);
+  for (const auto& argument : arguments) command += " " + shell_quote(argument);
+  const std::string errors = scratch.file("stderr.txt");
+  command += " > /dev/null 2> " + shell_quote(errors);
+  const int status = std::system(command.c_str());
+  Outcome outcome;
+  outcome.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  outcome.errors = read_bytes(errors);
+  return outcome;
+}
+
+// A run that must fail: with a pre-existing output, checks the exit code, that stderr says each of
+// `sentence_parts` and that the output and the folder are as they were.
+void check_rejected(const Scratch& scratch, AlignRun run, int exit_code,
+                    const std::vector<std::string>& sentence_parts, const std::string& environment = "") {
+  if (run.out.empty()) run.out = scratch.file("out.tsv");
+  // A pre-existing output where one can be created (not in a missing folder, not under /proc).
+  const bool had_output = scratch.holds(run.out) && fs::is_directory(fs::path(run.out).parent_path());
+  if (had_output) write_bytes(run.out, kPreviousOutput);
+  const Outcome outcome = run_cli(scratch, run.arguments(), environment);
+  INFO("stderr: " << outcome.errors);
+  CHECK(outcome.exit_code == exit_code);
+  for (const auto& part : sentence_parts) CHECK_THAT(outcome.errors, Catch::Contains(part));
+  if (had_output) CHECK(read_bytes(run.out) == kPreviousOutput);
+  CHECK_FALSE(fs::exists(run.out + ".config.toml"));
+  CHECK(scratch.temporary_files().empty());
+}
+
+// A run that must succeed; returns the submission it wrote.
+std::string check_accepted(const Scratch& scratch, AlignRun run, const std::vector<std::string>& warning_parts,
+                           const std::string& environment = "") {
+  run.out = scratch.file("out.tsv");
+  write_bytes(run.out, kPreviousOutput);
+  const Outcome outcome = run_cli(scratch, run.arguments(), environment);
+  INFO("stderr: " << outcome.errors);
+  CHECK(outcome.exit_code == 0);
+  for (const auto& part : warning_parts) CHECK_THAT(outcome.errors, Catch::Contains(part));
+  CHECK(scratch.temporary_files().empty());
+  return read_bytes(run.out);
+}
+
+// The submission of the unbroken sample run, computed once.
+const std::string& reference_submission() {
+  static const std::string submission = [] {
+    const Scratch scratch("reference");
+    return check_accepted(scratch, AlignRun{}, {});
+  }();
+  return submission;
+}
+
+// An invalid UTF-8 byte, a NUL byte.
+const std::string kInvalidUtf8 = "caf\xC3(";
+const std::string kNul = std::string("nul") + '\0' + "byte";
+
+}  // namespace
+
+// --- Files that cannot be read -----------------------------------------------------------------------------
+
+TEST_CASE("robustness: a missing term list", "[robustness]") {
+  const Scratch scratch("missing");
+  AlignRun run;
+  run.src_terms = scratch.file("no-such-terms.txt");
+  check_rejected(scratch, run, 3, {run.src_terms + ": cannot open file: No such file or directory"});
+}
+
+TEST_CASE("robustness: a missing vector file", "[robustness]") {
+  const Scratch scratch("missing-vec");
+  AlignRun run;
+  run.tgt_vectors = scratch.file("no-such.vec");
+  check_rejected(scratch, run, 3, {run.tgt_vectors + ": cannot open file: No such file or directory"});
+}
+
+TEST_CASE("robustness: an unreadable term list (a folder)", "[robustness]") {
+  // As root every file is readable: a folder given as a file is the unreadable input that remains.
+  const Scratch scratch("unreadable");
+  AlignRun run;
+  run.src_terms = scratch.file("folder");
+  fs::create_directories(run.src_terms);
+  check_rejected(scratch, run, 3, {run.src_terms + ": is a folder, not a file"});
+}
+
+// --- Term lists -----------------------------------------------------------------------------------------------
+
+TEST_CASE("robustness: an empty term list", "[robustness]") {
+  const Scratch scratch("empty");
+  AlignRun run;
+  run.tgt_terms = scratch.write("terms-fr.txt", "\n  \n");
+  check_rejected(scratch, run, 3, {run.tgt_terms + ": the term list is empty."});
+}
+
+TEST_CASE("robustness: a term list with invalid UTF-8", "[robustness]") {
+  const Scratch scratch("terms-utf8");
+  AlignRun run;
+  run.src_terms = scratch.write("terms-en.txt", with_line(kSample + "terms-en.txt", 7, kInvalidUtf8));
+  check_rejected(scratch, run, 3, {run.src_terms + ":7: line is not valid UTF-8"});
+}
+
+TEST_CASE("robustness: a term list with a NUL byte", "[robustness]") {
+  const Scratch scratch("terms-nul");
+  AlignRun run;
+  run.src_terms = scratch.write("terms-en.txt", with_line(kSample + "terms-en.txt", 12, kNul));
+  check_rejected(scratch, run, 3, {run.src_terms + ":12: line contains a NUL byte"});
+}
+
+TEST_CASE("robustness: a term list with a 1 MB line is accepted as one long term", "[robustness]") {
+  const Scratch scratch("terms-long");
+  AlignRun run;
+  std::string long_term;
+  while (long_term.size() < (std::size_t{1} << 20)) long_term += "file ";
+  long_term.pop_back();
+  run.src_terms = scratch.write("terms-en.txt", read_bytes(kSample + "terms-en.txt") + long_term + "\n");
+  const std::string submission = check_accepted(scratch, run, {});
+  // The long term is the mean of one word's vector, like "file" itself: ranked like any other, in one line.
+  bool found = false;
+  for (const auto& line : split_lines(submission)) {
+    CHECK(std::count(line.begin(), line.end(), '\t') == 1);
+    found = found || line.rfind(long_term + "\t", 0) == 0;
+  }
+  CHECK(found);
+}
+
+TEST_CASE("robustness: a term list with CRLF line ends gives the same submission", "[robustness]") {
+  const Scratch scratch("terms-crlf");
+  AlignRun run;
+  run.tgt_terms =
+      scratch.write("terms-fr.txt", join_lines(split_lines(read_bytes(kSample + "terms-fr.txt")), "\r\n"));
+  const std::string submission =
+      check_accepted(scratch, run, {run.tgt_terms + ": 552 lines end with CRLF; accepted"});
+  CHECK(submission == reference_submission());
+}
+
+TEST_CASE("robustness: a term list with a byte order mark gives the same submission", "[robustness]") {
+  const Scratch scratch("terms-bom");
+  AlignRun run;
+  run.src_terms = scratch.write("terms-en.txt", "\xEF\xBB\xBF" + read_bytes(kSample + "terms-en.txt"));
+  const std::string submission =
+      check_accepted(scratch, run, {run.src_terms + ": starts with a UTF-8 byte order mark; ignored"});
+  CHECK(submission == reference_submission());
+}
+
+// --- Seed lexicons --------------------------------------------------------------------------------------------
+
+TEST_CASE("robustness: a seed lexicon with invalid UTF-8", "[robustness]") {
+  const Scratch scratch("seed-utf8");
+  AlignRun run;
+  run.seed = scratch.write("seed.txt", with_line(kSample + "seed-en-fr.txt", 300, "word\t" + kInvalidUtf8));
+  check_rejected(scratch, run, 3, {run.seed + ":300: line is not valid UTF-8"});
+}
+
+TEST_CASE("robustness: a seed lexicon with a NUL byte", "[robustness]") {
+  const Scratch scratch("seed-nul");
+  AlignRun run;
+  run.seed = scratch.write("seed.txt", with_line(kSample + "seed-en-fr.txt", 4000, kNul + "\tmot"));
+  check_rejected(scratch, run, 3, {run.seed + ":4000: line contains a NUL byte"});
+}
+
+TEST_CASE("robustness: a seed lexicon line without a TAB", "[robustness]") {
+  const Scratch scratch("seed-columns");
+  AlignRun run;
+  run.seed = scratch.write("seed.txt", with_line(kSample + "seed-en-fr.txt", 2, "of de"));
+  check_rejected(scratch, run, 3,
+                 {run.seed + ":2: expected exactly 2 TAB-separated columns (source<TAB>target), found 1"});
+}
+
+TEST_CASE("robustness: a seed lexicon with a 1 MB line is accepted (the pair is unusable)", "[robustness]") {
+  const Scratch scratch("seed-long");
+  AlignRun run;
+  run.seed = scratch.write("seed.txt", read_bytes(kSample + "seed-en-fr.txt") + "word\t" +
+                                           std::string(std::size_t{1} << 20, 'x') + "\n");
+  // The pair has no vector, so the mapping and the submission are those of the unbroken seed lexicon.
+  CHECK(check_accepted(scratch, run, {}) == reference_submission());
+}
+
+TEST_CASE("robustness: a seed lexicon with CRLF and a byte order mark gives the same submission", "[robustness]") {
+  const Scratch scratch("seed-crlf");
+  AlignRun run;
+  run.seed = scratch.write(
+      "seed.txt", "\xEF\xBB\xBF" + join_lines(split_lines(read_bytes(kSample + "seed-en-fr.txt")), "\r\n"));
+  const std::string submission = check_accepted(
+      scratch, run,
+      {run.seed + ": starts with a UTF-8 byte order mark; ignored", run.seed + ": 5000 lines end with CRLF"});
+  CHECK(submission == reference_submission());
+}
+
+TEST_CASE("robustness: a seed lexicon with no pair in the vocabularies", "[robustness]") {
+  const Scratch scratch("seed-unknown");
+  AlignRun run;
+  run.seed = scratch.write("seed.txt", "qqqzx\tzzzqq\nxxyyq\tyyxxq\n");
+  check_rejected(scratch, run, 3,
+                 {run.seed + ": only 0 of 2 seed pairs have both words in the vectors; at least 50 are needed"});
+}
+
+// --- Vectors --------------------------------------------------------------------------------------------------
+
+TEST_CASE("robustness: a .vec with a bad header", "[robustness]") {
+  const Scratch scratch("vec-header");
+  AlignRun run;
+  run.src_vectors = scratch.write("en.vec", with_line(kModels + "en.vec", 1, "4162 100 7"));
+  check_rejected(scratch, run, 3, {run.src_vectors + ":1: bad header: expected '<number of words> <dimension>'"});
+}
+
+TEST_CASE("robustness: a .vec with a short row", "[robustness]") {
+  const Scratch scratch("vec-short");
+  AlignRun run;
+  auto lines = split_lines(read_bytes(kModels + "en.vec"));
+  lines[99] = lines[99].substr(0, lines[99].find_last_not_of(' ') + 1);  // without fastText's trailing space
+  lines[99] = lines[99].substr(0, lines[99].rfind(' '));                 // line 100 loses its last value
+  run.src_vectors = scratch.write("en.vec", join_lines(lines));
+  check_rejected(scratch, run, 3, {run.src_vectors + ":100: expected 100 values after the word, found 99"});
+}
+
+TEST_CASE("robustness: a .vec with a long row", "[robustness]") {
+  const Scratch scratch("vec-long");
+  AlignRun run;
+  auto lines = split_lines(read_bytes(kModels + "fr.vec"));
+  lines[2999] = lines[2999].substr(0, lines[2999].find_last_not_of(' ') + 1) + " 0.5";
+  run.tgt_vectors = scratch.write("fr.vec", join_lines(lines));
+  check_rejected(scratch, run, 3, {run.tgt_vectors + ":3000: expected 100 values after the word, found 101"});
+}
+
+TEST_CASE("robustness: a .vec with a value that is not a number or not finite", "[robustness]") {
+  const Scratch scratch("vec-values");
+  // A row of 100 values, 0.1 except `bad` at the 1-based `position`, written as line `line` of en.vec.
+  const auto broken_vec = [&](std::size_t line, int position, const std::string& bad) {
+    std::string row = "breakage";
+    for (int i = 1; i <= 100; ++i) row += " " + (i == position ? bad : std::string("0.1"));
+    return scratch.write("en.vec", with_line(kModels + "en.vec", line, row));
+  };
+  AlignRun run;
+  SECTION("not a number") {
+    run.src_vectors = broken_vec(42, 2, "abc");
+    check_rejected(scratch, run, 3, {run.src_vectors + ":42: value 2 'abc' is not a number"});
+  }
+  SECTION("not finite") {
+    run.src_vectors = broken_vec(9, 58, "inf");
+    check_rejected(scratch, run, 3, {run.src_vectors + ":9: value 58 'inf' is not a finite float"});
+  }
+  SECTION("overflowing a float") {
+    run.src_vectors = broken_vec(9, 100, "1e39");
+    check_rejected(scratch, run, 3, {run.src_vectors + ":9: value 100 '1e39' is not a finite float"});
+  }
+}
+
+TEST_CASE("robustness: a .vec with a duplicate word", "[robustness]") {
+  const Scratch scratch("vec-duplicate");
+  AlignRun run;
+  const auto lines = split_lines(read_bytes(kModels + "en.vec"));
+  const std::string word = lines[4].substr(0, lines[4].find(' '));  // the word of line 5
+  run.src_vectors = scratch.write("en.vec", with_line(kModels + "en.vec", 2000, lines[4]));
+  check_rejected(scratch, run, 3, {run.src_vectors + ":2000: duplicate word '" + word + "' (first at line 5)"});
+}
+
+TEST_CASE("robustness: a truncated .bin", "[robustness]") {
+  const Scratch scratch("bin-truncated");
+  AlignRun run;
+  const std::string model = read_bytes(kModels + "en.bin");
+  run.src_vectors = scratch.write("en.bin", model.substr(0, model.size() / 2));
+  check_rejected(scratch, run, 3, {run.src_vectors + ": truncated fastText model: the file ends inside the"});
+}
+
+TEST_CASE("robustness: a file that is not a fastText model", "[robustness]") {
+  const Scratch scratch("bin-garbage");
+  AlignRun run;
+  SECTION("without fastText's magic number it is read as .vec, whose header is wrong") {
+    run.tgt_vectors = scratch.write("fr.bin", std::string("\x89PNG\r\n\x1a\n", 8) + std::string(64, '\x01'));
+    check_rejected(scratch, run, 3, {run.tgt_vectors + ":1: bad header"});
+  }
+  SECTION("with the magic number but an unknown version") {
+    std::string model = read_bytes(kModels + "fr.bin");
+    model[4] = 99;  // the int32 version follows the int32 magic number
+    run.tgt_vectors = scratch.write("fr.bin", model);
+    check_rejected(scratch, run, 3, {run.tgt_vectors + ": unsupported fastText model version 99"});
+  }
+}
+
+TEST_CASE("robustness: vectors of different dimensions for the two languages", "[robustness]") {
+  const Scratch scratch("dims");
+  AlignRun run;
+  auto lines = split_lines(read_bytes(kModels + "fr.vec"));
+  lines[0] = lines[0].substr(0, lines[0].find(' ')) + " 99";
+  for (std::size_t i = 1; i < lines.size(); ++i) lines[i] = lines[i].substr(0, lines[i].find_last_not_of(' ') + 1);
+  for (std::size_t i = 1; i < lines.size(); ++i) lines[i] = lines[i].substr(0, lines[i].rfind(' '));
+  run.tgt_vectors = scratch.write("fr.vec", join_lines(lines));
+  check_rejected(scratch, run, 3,
+                 {run.tgt_vectors + ": the vectors have dimension 99 but the source vectors (" + run.src_vectors +
+                  ") have dimension 100"});
+}
+
+// --- Configuration and command line --------------------------------------------------------------------------
+
+// The sample run with `--config` holding `toml`: stderr must say "<config path><where><sentence>", or only
+// `sentence` when `where` is empty (a sentence that cannot name the file).
+void check_config_rejected(const std::string& name, const std::string& toml, int exit_code,
+                           const std::string& where, const std::string& sentence) {
+  const Scratch scratch(name);
+  AlignRun run;
+  const std::string config = scratch.write("config.toml", toml);
+  run.extra += " --config " + config;
+  check_rejected(scratch, run, exit_code, {where.empty() ? sentence : config + where + sentence});
+}
+
+TEST_CASE("robustness: a configuration with an unknown key", "[robustness]") {
+  check_config_rejected("config-key", "[scoring]\nk = 10\ncsls_k = 5\n", 2,
+                        ":3: ", "unknown key 'scoring.csls_k'.");
+}
+
+TEST_CASE("robustness: a configuration value of the wrong type", "[robustness]") {
+  check_config_rejected("config-type", "[ranking]\ntop_m = \"ten\"\n", 2,
+                        ":2: ", "'ranking.top_m' must be an integer.");
+}
+
+TEST_CASE("robustness: configuration values out of range", "[robustness]") {
+  check_config_rejected("config-large", "\n[scoring]\nk = 3000000000\n", 2,
+                        ":3: ", "'scoring.k' is too large (got 3000000000).");
+  check_config_rejected("config-negative", "[scoring]\ntile_rows = -4\n", 2,
+                        ":2: ", "'scoring.tile_rows' cannot be negative (got -4).");
+  // Below an option's minimum: validate() runs after the flags override the file, so it names the option only.
+  check_config_rejected("config-minimum", "[scoring]\nk = 0\n", 2, "",
+                        "The CSLS neighbourhood k must be at least 1 (got 0).");
+}
+
+TEST_CASE("robustness: a configuration with a syntax error", "[robustness]") {
+  check_config_rejected("config-syntax", "[scoring]\nk = = 3\n", 3, ":2: ", "");
+}
+
+TEST_CASE("robustness: a missing configuration file and an unknown flag are usage errors", "[robustness]") {
+  const Scratch scratch("config-missing");
+  AlignRun run;
+  SECTION("missing configuration") {
+    run.extra += " --config " + scratch.file("no-such.toml");
+    check_rejected(scratch, run, 2, {"--config: File does not exist: " + scratch.file("no-such.toml")});
+  }
+  SECTION("unknown flag") {
+    run.extra += " --tile-size 4";
+    check_rejected(scratch, run, 2, {"--tile-size"});
+  }
+}
+
+// --- Outputs --------------------------------------------------------------------------------------------------
+
+TEST_CASE("robustness: an output path in a missing folder", "[robustness]") {
+  const Scratch scratch("out-missing");
+  AlignRun run;
+  run.out = scratch.file("missing/out.tsv");
+  check_rejected(scratch, run, 4, {run.out + ": cannot create output file: No such file or directory"});
+}
+
+TEST_CASE("robustness: an output path in a folder that cannot be written", "[robustness]") {
+  // As root, chmod does not stop writes: a parent that is a regular file, and /proc (no new files), do.
+  const Scratch scratch("out-readonly");
+  AlignRun run;
+  SECTION("the parent is a regular file") {
+    const std::string parent = scratch.write("plain-file", "x");
+    run.out = parent + "/out.tsv";
+    check_rejected(scratch, run, 4, {run.out + ": cannot create output file: Not a directory"});
+    CHECK(read_bytes(parent) == "x");
+  }
+  SECTION("the parent is /proc") {
+    run.out = "/proc/termalign-robustness-out.tsv";
+    check_rejected(scratch, run, 4, {run.out + ": cannot create output file: "});
+    CHECK_FALSE(fs::exists(run.out));
+  }
+}
+
+// --- Memory guard --------------------------------------------------------------------------------------------
+
+TEST_CASE("robustness: the scoring memory estimate, computed by hand", "[robustness]") {
+  termalign::AlignConfig config;  // k = 10, top_m = 10, mutual_m = 0, neighbourhood = terms
+  termalign::TileOptions tiles;   // 256 x 2048
+  tiles.threads = 1;
+  const auto memory = termalign::estimate_scoring_memory({10, 20, 4}, config, tiles);
+  CHECK(memory.term_matrices == 30 * 4 * 4);
+  // Tiles padded to 48 x 48: 48 x 48 similarities plus 48 + 48 padded rows of 4 floats.
+  CHECK(memory.tile_buffers == (48 * 48 + 96 * 4) * 4);
+  // Neighbourhood pass: 10 rows x 10 values, 20 columns x 10 values in one thread and in the merge.
+  CHECK(memory.top_lists == (10 * 10 + 2 * 20 * 10) * 4);
+  CHECK(memory.candidates == 10 * 10 * sizeof(termalign::Candidate));
+  tiles.threads = 3;  // 10 rows are one row block: one thread works
+  CHECK(termalign::estimate_scoring_memory({10, 20, 4}, config, tiles).tile_buffers == memory.tile_buffers);
+}
+
+TEST_CASE("robustness: a memory limit too small for any tile size stops with exit 5", "[robustness]") {
+  const Scratch scratch("memory-stop");
+  check_rejected(scratch, AlignRun{}, 5,
+                 {"needs about", "but only 0.0 MiB may be used (TERMALIGN_MAX_MEMORY_MB", "fewer --threads"},
+                 "TERMALIGN_MAX_MEMORY_MB=0.01");
+}
+
+TEST_CASE("robustness: a tight memory limit uses smaller tiles and the same submission", "[robustness]") {
+  // Unlimited, the sample's run needs about 1.1 MiB with 256 x 2048 tiles and about 0.4 MiB with the smallest.
+  const Scratch scratch("memory-tiles");
+  const std::string submission =
+      check_accepted(scratch, AlignRun{}, {"allowed; using 256 x 256 tiles"}, "TERMALIGN_MAX_MEMORY_MB=0.8");
+  CHECK(submission == reference_submission());
+}
+
+TEST_CASE("robustness: a malformed TERMALIGN_MAX_MEMORY_MB is a usage error", "[robustness]") {
+  const Scratch scratch("memory-bad");
+  for (const std::string value : {"abc", "0", "-3", "12MB"}) {
+    check_rejected(scratch, AlignRun{}, 2,
+                   {"TERMALIGN_MAX_MEMORY_MB must be a positive number of MiB (got '" + value + "')."},
+                   "TERMALIGN_MAX_MEMORY_MB=" + value);
+  }
+}
+
+// --- Signals --------------------------------------------------------------------------------------------------
+
+TEST_CASE("robustness: SIGINT or SIGTERM half-way exits 130 and leaves the previous output", "[robustness]") {
+  const Scratch scratch("signals");
+  for (const int signal_number : {SIGINT, SIGTERM}) {
+    AlignRun run;
+    run.out = scratch.file("out.tsv");
+    // One-row tiles make the scoring slow (hundreds of thousands of tiny products): seconds to interrupt in.
+    run.extra = "--threads 1 --tile-rows 1 --tile-cols 1";
+    write_bytes(run.out, kPreviousOutput);
+    const std::string errors = scratch.file("stderr.txt");
+    std::vector<std::string> arguments = run.arguments();
+    arguments.insert(arguments.begin(), TERMALIGN_CLI);
+    std::vector<char*> argv;
+    for (auto& argument : arguments) argv.push_back(argument.data());
+    argv.push_back(nullptr);
+    posix_spawn_file_actions_t actions;
+    posix_spawn_file_actions_init(&actions);
+    posix_spawn_file_actions_addopen(&actions, STDOUT_FILENO, "/dev/null", O_WRONLY, 0);
+    posix_spawn_file_actions_addopen(&actions, STDERR_FILENO, errors.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    pid_t child = 0;
+    REQUIRE(posix_spawn(&child, TERMALIGN_CLI, &actions, nullptr, argv.data(), environ) == 0);
+    posix_spawn_file_actions_destroy(&actions);
+    // Wait until the mapping is fitted (the log says how many seed pairs were usable): scoring comes next.
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+    while (read_bytes(errors).find("seed pairs have both sides") == std::string::npos &&
+           std::chrono::steady_clock::now() < deadline) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(300));
+    REQUIRE(::kill(child, signal_number) == 0);
+    int status = 0;
+    REQUIRE(::waitpid(child, &status, 0) == child);
+    const std::string messages = read_bytes(errors);
+    INFO("signal " << signal_number << ", stderr: " << messages);
+    REQUIRE(WIFEXITED(status));
+    CHECK(WEXITSTATUS(status) == 130);
+    CHECK_THAT(messages,
+               Catch::Contains(signal_number == SIGINT ? "interrupted by SIGINT" : "interrupted by SIGTERM"));
+    CHECK(read_bytes(run.out) == kPreviousOutput);
+    CHECK_FALSE(fs::exists(run.out + ".config.toml"));
+    CHECK(scratch.temporary_files().empty());
+  }
+}
+
+TEST_CASE("robustness: a signal while an output is being written removes its temporary file", "[robustness]") {
+  // An AtomicFile held open in a child process: SIGTERM must remove its temporary file and keep the old file.
+  const Scratch scratch("signal-write");
+  const std::string out = scratch.file("out.tsv");
+  write_bytes(out, kPreviousOutput);
+  const pid_t child = ::fork();
+  REQUIRE(child >= 0);
+  if (child == 0) {
+    termalign::install_interrupt_handlers();
+    const int quiet = ::open("/dev/null", O_WRONLY);
+    ::dup2(quiet, STDERR_FILENO);
+    termalign::AtomicFile file(out);
+    file.write("new\tcontents\n");
+    ::pause();  // the signal ends the process
+    ::_exit(0);
+  }
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+  while (scratch.temporary_files().empty() && std::chrono::steady_clock::now() < deadline) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  REQUIRE(scratch.temporary_files().size() == 1);
+  REQUIRE(::kill(child, SIGTERM) == 0);
+  int status = 0;
+  REQUIRE(::waitpid(child, &status, 0) == child);
+  REQUIRE(WIFEXITED(status));
+  CHECK(WEXITSTATUS(status) == 130);
+  CHECK(scratch.temporary_files().empty());
+  CHECK(read_bytes(out) == kPreviousOutput);
+}
