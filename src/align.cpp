@@ -311,6 +311,7 @@ CandidateSet generate_candidates(const AlignConfig& config, bool full_evidence, 
   result.cap = submission_cap(source_terms.size(), target_terms.size());
   if (config.ranking.cap > 0) result.cap = std::min(result.cap, config.ranking.cap);
   stats.cap = result.cap;
+  result.per_source = config.ranking.top_m;
   full_evidence = full_evidence || uses_evidence(config);
   SelectionOptions selection;
   selection.top_m = config.ranking.top_m;
@@ -370,6 +371,13 @@ std::vector<RankedPair> rank_candidates(const CandidateSet& candidates, const Ei
     if (evidence.source[a] != evidence.source[b]) return evidence.source[a] < evidence.source[b];
     return evidence.target[a] < evidence.target[b];
   });
+  if (candidates.per_source > 0) {
+    std::unordered_map<std::uint32_t, std::size_t> kept_per_source;
+    order.erase(std::remove_if(
+                    order.begin(), order.end(),
+                    [&](std::size_t i) { return ++kept_per_source[evidence.source[i]] > candidates.per_source; }),
+                order.end());
+  }
   if (order.size() > candidates.cap) order.resize(candidates.cap);
   std::vector<RankedPair> ranked;
   ranked.reserve(order.size());

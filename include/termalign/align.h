@@ -25,6 +25,7 @@ struct CandidateSet {
   TermList source_terms, target_terms;
   CandidateEvidence evidence;  // csls and cosine always; the rest only when asked for
   std::size_t cap = 0;
+  std::size_t per_source = 0;  // the final list keeps each source term's best `per_source` pairs (0 = all)
 };
 
 // Loads, maps, composes and scores; keeps each source term's top_m targets by CSLS (and mutual_m), plus its
@@ -37,7 +38,8 @@ CandidateSet generate_candidates(const AlignConfig& config, bool full_evidence,
 // orthographic weight times the orthographic similarity.
 Eigen::VectorXd candidate_scores(const CandidateSet& candidates, const AlignConfig& config);
 
-// Orders by score (ties by source id, then target id) and cuts at the cap.
+// Orders by score (ties by source id, then target id), keeps each source term's best `per_source` pairs and cuts
+// at the cap.
 std::vector<RankedPair> rank_candidates(const CandidateSet& candidates, const Eigen::VectorXd& scores);
 
 // Runs the pipeline and returns the ranked, capped pairs (the best first). Does not write anything except the

@@ -26,7 +26,7 @@ struct OutputOptions {
 };
 
 struct MappingOptions {
-  Normalization normalization = Normalization::unit_center_unit;  // applied to both sides before the map
+  Normalization normalization = Normalization::center;  // applied to both sides before the map
   std::size_t min_seed_pairs = 50;                                // fewer usable seed pairs is an error
   // The multi-step framework of Artetxe et al. (AAAI 2018); with every step off it is orthogonal Procrustes.
   bool whiten = false;                 // whiten each side (on the seed pairs) before the orthogonal map
@@ -46,7 +46,7 @@ struct CompositionOptions {
 };
 
 struct ScoringOptions {
-  int k = 10;  // CSLS neighbourhood size
+  int k = 3;  // CSLS neighbourhood size
   Neighbourhood neighbourhood = Neighbourhood::terms;
   std::size_t neighbourhood_words = 20000;  // with vocabulary: the N most frequent words of each side
   std::size_t tile_rows = 256;              // source terms per tile
@@ -61,9 +61,9 @@ struct RankingOptions {
 };
 
 struct OrthographyOptions {
-  double weight = 0;           // score = CSLS + weight x orthographic similarity of the two terms (0 = off)
+  double weight = 0.1;         // score = CSLS + weight x orthographic similarity of the two terms (0 = off)
   bool transliterate = true;   // Cyrillic and Greek letters are transliterated to Latin before comparing
-  std::size_t candidates = 0;  // also add each source term's m orthographically closest targets (0 = none)
+  std::size_t candidates = 5;  // also add each source term's m orthographically closest targets (0 = none)
 };
 
 struct AlignConfig {
