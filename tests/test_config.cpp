@@ -111,3 +111,9 @@ TEST_CASE("validate() rejects bad values with a sentence", "[config]") {
   config.scoring.neighbourhood_words = config.input.most_frequent + 1;
   CHECK_THROWS_WITH(config.validate(), Catch::Contains("most_frequent"));
 }
+
+TEST_CASE("configs/default.toml holds exactly the library's defaults", "[config]") {
+  AlignConfig from_file;
+  load_config(TERMALIGN_SOURCE_DIR "/configs/default.toml", from_file);
+  CHECK(to_toml(from_file) == to_toml(AlignConfig{}));
+}
