@@ -1,9 +1,12 @@
-// Throughput of the two CSLS passes next to a plain tiled Eigen GEMM of the same shapes (2 n1 n2 d flops a pass).
-// Run: bench_scoring [--benchmark_filter=...]; the thread count is OpenMP's default (OMP_NUM_THREADS).
+// Throughput of the two CSLS passes next to plain Eigen GEMMs of the same shapes (2 n1 n2 d flops a pass), at
+// d = 300 and n1 = n2 = n. Run: bench_scoring [--benchmark_filter=...]. The thread count is OpenMP's default
+// (OMP_NUM_THREADS); the tiles are the library's defaults unless TERMALIGN_BENCH_TILE_ROWS / _COLS are set.
 #include <benchmark/benchmark.h>
 
 #include <algorithm>
+#include <cstdlib>
 #include <random>
+#include <string>
 
 #include "termalign/parallel.h"
 #include "termalign/scoring.h"
@@ -11,7 +14,19 @@
 namespace {
 
 constexpr int kDim = 300;
-const termalign::TileOptions kTiles{};
+constexpr int kYardstickBlock = 2048;  // rows of X per call of Eigen's own (multi-threaded) GEMM
+
+std::size_t tile_from_environment(const char* name, std::size_t fallback) {
+  const char* value = std::getenv(name);
+  return value != nullptr && std::atol(value) > 0 ? static_cast<std::size_t>(std::atol(value)) : fallback;
+}
+
+termalign::TileOptions bench_tiles() {
+  termalign::TileOptions tiles;
+  tiles.rows = tile_from_environment("TERMALIGN_BENCH_TILE_ROWS", tiles.rows);
+  tiles.cols = tile_from_environment("TERMALIGN_BENCH_TILE_COLS", tiles.cols);
+  return tiles;
+}
 
 termalign::Matrix random_unit_rows(int rows, unsigned seed) {
   std::mt19937 generator(seed);
@@ -27,16 +42,19 @@ termalign::Matrix random_unit_rows(int rows, unsigned seed) {
 void report(benchmark::State& state, int n) {
   const double flops = 2.0 * n * n * kDim;
   state.counters["GFLOP/s"] = benchmark::Counter(flops * 1e-9, benchmark::Counter::kIsIterationInvariantRate);
+  state.counters["threads"] = termalign::resolve_threads(0);
 }
 
-// The yardstick: the same tiles, one GEMM each into a per-thread buffer, nothing else.
-void BM_PlainGemm(benchmark::State& state) {
+// Yardstick 1: the library's tiles, one single-threaded GEMM each (written as the library writes it, Z_tile
+// X_tile^T into a row-major buffer) into a per-thread buffer, the row blocks shared out among the threads.
+void BM_PlainGemmTiles(benchmark::State& state) {
   const int n = static_cast<int>(state.range(0));
   const termalign::Matrix X = random_unit_rows(n, 1), Z = random_unit_rows(n, 2);
-  const int threads = termalign::resolve_threads(kTiles.threads);
-  const int tile_rows = std::min<int>(static_cast<int>(kTiles.rows), n);
-  const int tile_cols = std::min<int>(static_cast<int>(kTiles.cols), n);
-  std::vector<termalign::Matrix> buffers(threads, termalign::Matrix(tile_rows, tile_cols));
+  const termalign::TileOptions tiles = bench_tiles();
+  const int threads = termalign::resolve_threads(0);
+  const int tile_rows = std::min<int>(static_cast<int>(tiles.rows), n);
+  const int tile_cols = std::min<int>(static_cast<int>(tiles.cols), n);
+  std::vector<termalign::Matrix> buffers(threads, termalign::Matrix(tile_cols, tile_rows));
   const int row_blocks = (n + tile_rows - 1) / tile_rows;
   for (auto _ : state) {
     termalign::parallel_for(row_blocks, threads, [&](std::size_t block) {
@@ -44,8 +62,8 @@ void BM_PlainGemm(benchmark::State& state) {
       const int first_row = static_cast<int>(block) * tile_rows, rows = std::min(tile_rows, n - first_row);
       for (int first_col = 0; first_col < n; first_col += tile_cols) {
         const int cols = std::min(tile_cols, n - first_col);
-        auto tile = buffer.topLeftCorner(rows, cols);
-        tile.noalias() = X.middleRows(first_row, rows) * Z.middleRows(first_col, cols).transpose();
+        auto tile = buffer.topLeftCorner(cols, rows);
+        tile.noalias() = Z.middleRows(first_col, cols) * X.middleRows(first_row, rows).transpose();
         benchmark::DoNotOptimize(buffer.data());
       }
     });
@@ -53,26 +71,50 @@ void BM_PlainGemm(benchmark::State& state) {
   report(state, n);
 }
 
-void BM_NeighbourhoodMeans(benchmark::State& state) {
+// Yardstick 2: Eigen's own multi-threaded GEMM, X in blocks of 2048 rows against all of Z (no tiling of ours).
+void BM_EigenGemm(benchmark::State& state) {
   const int n = static_cast<int>(state.range(0));
   const termalign::Matrix X = random_unit_rows(n, 1), Z = random_unit_rows(n, 2);
-  for (auto _ : state) benchmark::DoNotOptimize(termalign::neighbourhood_means(X, Z, 10, kTiles));
+  termalign::Matrix block(std::min(kYardstickBlock, n), n);
+  for (auto _ : state) {
+    for (int first_row = 0; first_row < n; first_row += kYardstickBlock) {
+      const int rows = std::min(kYardstickBlock, n - first_row);
+      block.topRows(rows).noalias() = X.middleRows(first_row, rows) * Z.transpose();
+      benchmark::DoNotOptimize(block.data());
+    }
+  }
   report(state, n);
 }
 
+void BM_NeighbourhoodMeans(benchmark::State& state) {
+  const int n = static_cast<int>(state.range(0));
+  const termalign::Matrix X = random_unit_rows(n, 1), Z = random_unit_rows(n, 2);
+  const termalign::TileOptions tiles = bench_tiles();
+  for (auto _ : state) benchmark::DoNotOptimize(termalign::neighbourhood_means(X, Z, 10, tiles));
+  report(state, n);
+}
+
+// The selection as `termalign align` runs it by default: top 10 per source, cut at the BUCC cap (10 n).
 void BM_SelectCandidates(benchmark::State& state) {
   const int n = static_cast<int>(state.range(0));
   const termalign::Matrix X = random_unit_rows(n, 1), Z = random_unit_rows(n, 2);
-  const termalign::NeighbourhoodMeans means = termalign::neighbourhood_means(X, Z, 10, kTiles);
+  const termalign::TileOptions tiles = bench_tiles();
+  const termalign::NeighbourhoodMeans means = termalign::neighbourhood_means(X, Z, 10, tiles);
   const termalign::SelectionOptions selection{10, 0, static_cast<std::size_t>(10 * n)};
-  for (auto _ : state) benchmark::DoNotOptimize(termalign::select_csls_candidates(X, Z, means, selection, kTiles));
+  for (auto _ : state) benchmark::DoNotOptimize(termalign::select_csls_candidates(X, Z, means, selection, tiles));
   report(state, n);
+}
+
+void sizes(benchmark::internal::Benchmark* benchmark) {
+  for (int n : {2000, 10000, 20000, 40000}) benchmark->Arg(n);
+  benchmark->Unit(benchmark::kMillisecond)->UseRealTime();
 }
 
 }  // namespace
 
-BENCHMARK(BM_PlainGemm)->Arg(2000)->Arg(10000)->Unit(benchmark::kMillisecond)->UseRealTime();
-BENCHMARK(BM_NeighbourhoodMeans)->Arg(2000)->Arg(10000)->Unit(benchmark::kMillisecond)->UseRealTime();
-BENCHMARK(BM_SelectCandidates)->Arg(2000)->Arg(10000)->Unit(benchmark::kMillisecond)->UseRealTime();
+BENCHMARK(BM_PlainGemmTiles)->Apply(sizes);
+BENCHMARK(BM_EigenGemm)->Apply(sizes);
+BENCHMARK(BM_NeighbourhoodMeans)->Apply(sizes);
+BENCHMARK(BM_SelectCandidates)->Apply(sizes);
 
 BENCHMARK_MAIN();

@@ -64,7 +64,8 @@ const float* padded_rows(const Matrix& M, std::size_t first, std::size_t rows, s
   return scratch.data();
 }
 
-// A tile's similarities: rows x cols of a row-major buffer whose rows are `stride` floats apart.
+// A tile's similarities, stored by target: tile(j, i) = x_(first_row + i) . z_(first_col + j), so that each
+// target's similarities to the tile's sources are contiguous (cols x rows, rows `stride` floats apart).
 using Tile = Eigen::Map<const Matrix, 0, Eigen::OuterStride<>>;
 // visit(slot, first_row, first_col, tile): `slot` < the thread count is owned by the calling thread for the call.
 using TileVisitor = std::function<void(std::size_t, std::size_t, std::size_t, const Tile&)>;
@@ -72,6 +73,9 @@ using TileVisitor = std::function<void(std::size_t, std::size_t, std::size_t, co
 // Walks all tiles of X Z^T (X: n1 x d, Z: n2 x d, both non-empty): the row blocks are shared out among `threads`
 // threads and each thread computes its block's tiles in column order, one single-threaded GEMM per tile into its
 // own buffer (allocated once per thread). No similarity value depends on the tiling or the thread count.
+// The GEMM writes Z_tile X_tile^T into a row-major buffer, which Eigen evaluates as X_tile Z_tile^T into a
+// column-major one: the larger Z tile is then packed as the kernel's right-hand side, which costs less than
+// packing it as the left-hand side (perf: 9 % against 14 % of the cycles with 240 x 2016 tiles at d = 300).
 void for_each_tile(const Matrix& X, const Matrix& Z, const TileOptions& tiles, int threads,
                    const TileVisitor& visit) {
   TERMALIGN_CHECK(X.cols() == Z.cols(), "both sides must have the same dimension");
@@ -100,11 +104,11 @@ void for_each_tile(const Matrix& X, const Matrix& Z, const TileOptions& tiles, i
       const auto rhs_rows = static_cast<Eigen::Index>(round_up(cols, kKernelMultiple));
       const Eigen::Map<const Matrix> rhs(padded_rows(Z, first_col, cols, col_capacity, workspace.target_rows),
                                          rhs_rows, dim);
-      Eigen::Map<Matrix> similarities(workspace.similarities.data(), lhs_rows, rhs_rows);
-      similarities.noalias() = lhs * rhs.transpose();
+      Eigen::Map<Matrix> similarities(workspace.similarities.data(), rhs_rows, lhs_rows);
+      similarities.noalias() = rhs * lhs.transpose();
       visit(slot, first_row, first_col,
-            Tile(similarities.data(), static_cast<Eigen::Index>(rows), static_cast<Eigen::Index>(cols),
-                 Eigen::OuterStride<>(rhs_rows)));
+            Tile(similarities.data(), static_cast<Eigen::Index>(cols), static_cast<Eigen::Index>(rows),
+                 Eigen::OuterStride<>(lhs_rows)));
     }
   });
 }
@@ -190,18 +194,18 @@ NeighbourhoodMeans scan_neighbourhoods(const Matrix& X, const Matrix& Z, int k, 
         X, Z, tiles, threads,
         [&](std::size_t slot, std::size_t first_row, std::size_t first_col, const Tile& tile) {
           TopValues& columns = column_top[slot];
-          const float* column_bounds = columns.bounds() + first_col;
-          for (Eigen::Index i = 0; i < tile.rows(); ++i) {
-            const std::size_t row = first_row + static_cast<std::size_t>(i);
-            const float* similarities = tile.row(i).data();
+          const float* row_bounds = row_top.bounds() + first_row;
+          for (Eigen::Index j = 0; j < tile.rows(); ++j) {
+            const std::size_t column = first_col + static_cast<std::size_t>(j);
+            const float* similarities = tile.row(j).data();
             for (Eigen::Index chunk = 0; chunk < tile.cols(); chunk += kChunk) {
               const Eigen::Index end = std::min(chunk + kChunk, tile.cols());
-              if (!any_reaches(similarities + chunk, end - chunk, row_top.bounds()[row], column_bounds + chunk))
+              if (!any_reaches(similarities + chunk, end - chunk, columns.bounds()[column], row_bounds + chunk))
                 continue;
-              for (Eigen::Index j = chunk; j < end; ++j) {
-                const float s = similarities[j];
-                if (s > row_top.bounds()[row]) row_top.offer(row, s);
-                if (s > column_bounds[j]) columns.offer(first_col + static_cast<std::size_t>(j), s);
+              for (Eigen::Index i = chunk; i < end; ++i) {
+                const float s = similarities[i];
+                if (s > row_bounds[i]) row_top.offer(first_row + static_cast<std::size_t>(i), s);
+                if (s > columns.bounds()[column]) columns.offer(column, s);
               }
             }
           }
@@ -256,22 +260,23 @@ std::vector<Candidate> select_csls_candidates(const Matrix& X, const Matrix& Z, 
       X, Z, tiles, threads, [&](std::size_t slot, std::size_t first_row, std::size_t first_col, const Tile& tile) {
         TopCandidates& columns = column_top[slot];
         TopCandidates& best = overall_top[slot];
-        const float* column_bounds = columns.bounds() + first_col;
-        float scores[kChunk];
-        for (Eigen::Index i = 0; i < tile.rows(); ++i) {
-          const std::size_t row = first_row + static_cast<std::size_t>(i);
-          const float* similarities = tile.row(i).data();
-          const float source_mean = source_means[row];
+        const float* row_bounds = row_top.bounds() + first_row;
+        const float* row_means = source_means + first_row;
+        float scores[kChunk], row_limits[kChunk];
+        for (Eigen::Index j = 0; j < tile.rows(); ++j) {
+          const std::size_t column = first_col + static_cast<std::size_t>(j);
+          const float* similarities = tile.row(j).data();
+          const float target_mean = target_means[column];
           for (Eigen::Index chunk = 0; chunk < tile.cols(); chunk += kChunk) {
             const Eigen::Index count = std::min(kChunk, tile.cols() - chunk);
-            for (Eigen::Index t = 0; t < count; ++t)
-              scores[t] = 2.0f * similarities[chunk + t] - source_mean - target_means[first_col + chunk + t];
-            // >=: an equal score may still rank before a bound by its indices; offer() decides.
-            if (!any_reaches(scores, count, std::min(row_top.bounds()[row], best.bounds()[0]),
-                             column_bounds + chunk))
-              continue;
             for (Eigen::Index t = 0; t < count; ++t) {
-              const std::size_t column = first_col + static_cast<std::size_t>(chunk + t);
+              scores[t] = 2.0f * similarities[chunk + t] - row_means[chunk + t] - target_mean;
+              row_limits[t] = std::min(row_bounds[chunk + t], best.bounds()[0]);
+            }
+            // >=: an equal score may still rank before a bound by its indices; offer() decides.
+            if (!any_reaches(scores, count, columns.bounds()[column], row_limits)) continue;
+            for (Eigen::Index t = 0; t < count; ++t) {
+              const std::size_t row = first_row + static_cast<std::size_t>(chunk + t);
               const Candidate candidate{scores[t], similarities[chunk + t], static_cast<std::uint32_t>(row),
                                         static_cast<std::uint32_t>(column)};
               row_top.offer(row, candidate);
