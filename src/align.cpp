@@ -74,8 +74,8 @@ Matrix frequent_rows(const Embeddings& embeddings, std::size_t n, const Matrix& 
   return frequent;
 }
 
-bool uses_evidence(const AlignConfig& config) {
-  return !config.input.reranker.empty() || config.orthography.weight > 0 || config.orthography.candidates > 0;
+bool uses_orthography(const AlignConfig& config) {
+  return config.orthography.weight > 0 || config.orthography.candidates > 0;
 }
 
 std::uint64_t pair_key(std::uint32_t source, std::uint32_t target) {
@@ -312,18 +312,21 @@ CandidateSet generate_candidates(const AlignConfig& config, bool full_evidence, 
   if (config.ranking.cap > 0) result.cap = std::min(result.cap, config.ranking.cap);
   stats.cap = result.cap;
   result.per_source = config.ranking.top_m;
-  full_evidence = full_evidence || uses_evidence(config);
+  // The re-ranker needs every piece of evidence; the orthographic bonus only the spellings. Reverse ranks and word
+  // alignments cost a scoring pass and token matrices: they are computed only for the re-ranker.
+  full_evidence = full_evidence || !config.input.reranker.empty();
+  const bool orthographic = full_evidence || uses_orthography(config);
   SelectionOptions selection;
   selection.top_m = config.ranking.top_m;
   selection.mutual_m = config.ranking.mutual_m;
-  selection.limit = full_evidence && selection.top_m > 0 ? 0 : result.cap;  // rescoring may reorder: cut later
+  selection.limit = orthographic && selection.top_m > 0 ? 0 : result.cap;  // rescoring may reorder: cut later
   std::vector<Candidate> candidates = select_csls_candidates(X.vectors, Z.vectors, means, selection, tiles);
   // Each target term's own best sources: candidates from the other direction, and their rank as evidence.
   std::unordered_map<std::uint64_t, float> reverse_rank;
   if (full_evidence && selection.top_m > 0) {
     reverse_rank = add_reverse_candidates(X, Z, means, selection.top_m, tiles, candidates);
   }
-  if (full_evidence && config.orthography.candidates > 0) {
+  if (orthographic && config.orthography.candidates > 0) {
     add_orthographic_candidates(X, Z, means, source_terms, target_terms, config.orthography, threads, candidates);
   }
 
@@ -338,8 +341,8 @@ CandidateSet generate_candidates(const AlignConfig& config, bool full_evidence, 
       evidence.reverse_rank.push_back(found == reverse_rank.end() ? 0.0f : found->second);
     }
   }
+  if (orthographic) add_term_evidence(source_terms, target_terms, config.orthography.transliterate, evidence);
   if (full_evidence) {
-    add_term_evidence(source_terms, target_terms, config.orthography.transliterate, evidence);
     add_word_alignment(source_terms, target_terms, source_composer, target_composer, mapping, threads, evidence);
   }
   stats.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();

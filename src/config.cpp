@@ -152,8 +152,6 @@ void AlignConfig::validate() const {
   require(mapping.src_reweight >= 0 && mapping.tgt_reweight >= 0, "Re-weighting powers cannot be negative.");
   require(mapping.refine_iterations == 0 || mapping.refine_words >= 1,
           "Self-learning refinement needs refine_words of at least 1.");
-  require(mapping.refine_iterations == 0 || output.mapping.empty(),
-          "Refinement fits a mapping: it cannot be combined with loading one (--mapping).");
   require(orthography.weight >= 0, "The orthographic weight cannot be negative.");
 }
 

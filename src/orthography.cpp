@@ -101,6 +101,9 @@ std::vector<OrthographicMatch> orthographic_neighbours(const std::vector<NgramPr
     }
   }
   std::sort(postings.begin(), postings.end());
+  // Trigrams shared by very many targets ("ion", "ent") say little and would make the search quadratic: they are
+  // left out of the look-up (the similarity itself still counts them).
+  const std::size_t longest_posting = std::max<std::size_t>(1000, targets.size() / 50);
 
   std::vector<std::vector<OrthographicMatch>> per_source(sources.size());
   const int thread_count = resolve_threads(threads);
@@ -113,6 +116,7 @@ std::vector<OrthographicMatch> orthographic_neighbours(const std::vector<NgramPr
       if (!is_trigram(profile[i]) || (i > 0 && profile[i] == profile[i - 1])) continue;
       auto range = std::equal_range(postings.begin(), postings.end(), std::make_pair(profile[i], 0u),
                                     [](const auto& a, const auto& b) { return a.first < b.first; });
+      if (static_cast<std::size_t>(range.second - range.first) > longest_posting) continue;
       for (auto it = range.first; it != range.second; ++it) seen.push_back(it->second);
     }
     std::sort(seen.begin(), seen.end());
@@ -120,7 +124,8 @@ std::vector<OrthographicMatch> orthographic_neighbours(const std::vector<NgramPr
     std::vector<OrthographicMatch>& best = per_source[s];
     for (std::uint32_t t : seen) {
       const double similarity = ngram_similarity(profile, targets[t]);
-      if (similarity >= minimum) best.push_back({static_cast<std::uint32_t>(s), t, static_cast<float>(similarity)});
+      if (similarity >= minimum)
+        best.push_back({static_cast<std::uint32_t>(s), t, static_cast<float>(similarity)});
     }
     auto better = [](const OrthographicMatch& a, const OrthographicMatch& b) {
       return a.similarity != b.similarity ? a.similarity > b.similarity : a.target < b.target;

@@ -117,6 +117,17 @@ TEST_CASE("A malformed mapping file is an input error with its line", "[mapping]
 }
 
 namespace {
+// Every step of the framework off (the library's defaults turn several on): plain Procrustes.
+MappingOptions procrustes_only() {
+  MappingOptions options;
+  options.whiten = false;
+  options.src_reweight = options.tgt_reweight = 0;
+  options.dewhiten = Dewhiten::none;
+  options.dim_reduction = 0;
+  options.refine_iterations = 0;
+  return options;
+}
+
 Mapping fit_seed_only(const Matrix& X, const Matrix& Z, const MappingOptions& options) {
   const Matrix none(0, X.cols());
   return fit_mapping(X, Z, none, none, options);
@@ -133,7 +144,7 @@ Matrix anisotropic(const Matrix& M) {
 TEST_CASE("Multi-step mapping with every step off is Procrustes", "[mapping]") {
   std::mt19937 generator(11);
   const Matrix X = random_matrix(60, 8, generator), Z = random_matrix(60, 8, generator);
-  const Mapping mapping = fit_seed_only(X, Z, MappingOptions{});  // every step off by default
+  const Mapping mapping = fit_seed_only(X, Z, procrustes_only());
   CHECK((mapping.source_transform - procrustes(X, Z)).norm() < 1e-5);
   CHECK((mapping.target_transform - Matrix::Identity(8, 8)).norm() < 1e-5);
 }
@@ -143,14 +154,14 @@ TEST_CASE("Re-weighting multiplies by the singular values of the cross-covarianc
   const Matrix X = random_matrix(50, 6, generator), Z = random_matrix(50, 6, generator);
   const Eigen::MatrixXd cross = X.cast<double>().transpose() * Z.cast<double>();  // = U S V^T
   SECTION("source power 1: U S V^T, the cross-covariance itself; target I") {
-    MappingOptions options;
+    MappingOptions options = procrustes_only();
     options.src_reweight = 1;
     const Mapping mapping = fit_seed_only(X, Z, options);
     CHECK((mapping.source_transform.cast<double>() - cross).norm() < 1e-4 * cross.norm());
     CHECK((mapping.target_transform - Matrix::Identity(6, 6)).norm() < 1e-5);
   }
   SECTION("target power 1: source U V^T, target V S V^T, whose square is cross^T cross") {
-    MappingOptions options;
+    MappingOptions options = procrustes_only();
     options.tgt_reweight = 1;
     const Mapping mapping = fit_seed_only(X, Z, options);
     CHECK((mapping.source_transform - procrustes(X, Z)).norm() < 1e-5);
@@ -164,7 +175,7 @@ TEST_CASE("Re-weighting multiplies by the singular values of the cross-covarianc
 TEST_CASE("Whitening gives both sides' seed vectors orthonormal columns", "[mapping]") {
   std::mt19937 generator(13);
   const Matrix X = anisotropic(random_matrix(70, 7, generator)), Z = random_matrix(70, 7, generator);
-  MappingOptions options;
+  MappingOptions options = procrustes_only();
   options.whiten = true;
   const Mapping mapping = fit_seed_only(X, Z, options);
   // The transforms are W U V^T, with U, V orthogonal: (X W U V^T)^T (X W U V^T) = I exactly when W whitens X.
@@ -177,7 +188,7 @@ TEST_CASE("Whitening gives both sides' seed vectors orthonormal columns", "[mapp
 TEST_CASE("Whitening on fewer seed pairs than dimensions is a usage error", "[mapping]") {
   std::mt19937 generator(14);
   const Matrix X = random_matrix(5, 8, generator), Z = random_matrix(5, 8, generator);
-  MappingOptions options;
+  MappingOptions options = procrustes_only();
   options.whiten = true;
   CHECK_THROWS_WITH(fit_seed_only(X, Z, options), Catch::Contains("singular"));
   options.whiten = false;
@@ -190,7 +201,7 @@ TEST_CASE("Whitening, de-whitening both sides, recovers a rotation between the s
   const Matrix X = anisotropic(random_matrix(80, d, generator));
   const Matrix R = random_orthogonal(d, generator);
   const Matrix Z = X * R;
-  MappingOptions options;
+  MappingOptions options = procrustes_only();
   options.whiten = true;
   options.dewhiten = Dewhiten::both;
   const Mapping mapping = fit_seed_only(X, Z, options);
@@ -206,7 +217,7 @@ TEST_CASE("Whitening, de-whitening both sides, recovers a rotation between the s
 TEST_CASE("Dimensionality reduction keeps the leading dimensions of the orthogonal map", "[mapping]") {
   std::mt19937 generator(16);
   const Matrix X = random_matrix(40, 8, generator), Z = random_matrix(40, 8, generator);
-  MappingOptions options;
+  MappingOptions options = procrustes_only();
   options.dim_reduction = 3;
   const Mapping mapping = fit_seed_only(X, Z, options);
   REQUIRE(mapping.source_transform.rows() == 8);
@@ -271,7 +282,7 @@ TEST_CASE("Self-learning refinement recovers a noisy rotation from a poor seed",
     Zt.row(true_pairs + i) = target.row(target_of[static_cast<std::size_t>(200 + i)]);
   }
 
-  MappingOptions options;
+  MappingOptions options = procrustes_only();
   const Mapping seed_only = fit_mapping(Xs, Zt, source, target, options, 2);
   options.refine_iterations = 10;
   options.refine_words = static_cast<std::size_t>(words);

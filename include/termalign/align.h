@@ -29,8 +29,8 @@ struct CandidateSet {
 };
 
 // Loads, maps, composes and scores; keeps each source term's top_m targets by CSLS (and mutual_m), plus its
-// orthographic neighbours when configured. With `full_evidence` (or when the configuration uses orthography or a
-// re-ranker) every field of the evidence is filled and nothing is cut at the cap yet.
+// orthographic neighbours when configured. With `full_evidence` (or a re-ranker in the configuration) every field
+// of the evidence is filled; with orthography, the spelling fields. Rescored candidates are not cut at the cap yet.
 CandidateSet generate_candidates(const AlignConfig& config, bool full_evidence,
                                  AlignmentSummary* summary = nullptr);
 

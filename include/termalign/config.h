@@ -27,16 +27,16 @@ struct OutputOptions {
 
 struct MappingOptions {
   Normalization normalization = Normalization::center;  // applied to both sides before the map
-  std::size_t min_seed_pairs = 50;                                // fewer usable seed pairs is an error
+  std::size_t min_seed_pairs = 50;                      // fewer usable seed pairs is an error
   // The multi-step framework of Artetxe et al. (AAAI 2018); with every step off it is orthogonal Procrustes.
-  bool whiten = false;                 // whiten each side (on the seed pairs) before the orthogonal map
-  double src_reweight = 0;             // re-weight the source side by the singular values to this power (0 = off)
-  double tgt_reweight = 0;             // the same for the target side
-  Dewhiten dewhiten = Dewhiten::none;  // undo the whitening of: none, source, target or both sides
+  bool whiten = true;                  // whiten each side (on the seed pairs) before the orthogonal map
+  double src_reweight = 0.5;           // re-weight the source side by the singular values to this power (0 = off)
+  double tgt_reweight = 0.5;           // the same for the target side
+  Dewhiten dewhiten = Dewhiten::both;  // undo the whitening of: none, source, target or both sides
   std::size_t dim_reduction = 0;       // keep this many dimensions after the map (0 = all)
   // Self-learning refinement: induce a dictionary from mutual CSLS nearest neighbours, refit, iterate.
-  std::size_t refine_iterations = 0;  // 0 = off
-  std::size_t refine_words = 20000;   // the dictionary is induced among this many most frequent words per side
+  std::size_t refine_iterations = 3;  // 0 = off
+  std::size_t refine_words = 3000;    // the dictionary is induced among this many most frequent words per side
 };
 
 struct CompositionOptions {
@@ -82,7 +82,8 @@ struct AlignConfig {
 // Reads a TOML file over `config` (keys absent from the file keep their value). An unknown key, a value of the
 // wrong type or an unknown enum name is a usage error naming the file and key.
 void load_config(const std::string& path, AlignConfig& config);
-// The same over TOML text (e.g. a snippet of a larger file): `origin` names it in errors and anchors relative paths.
+// The same over TOML text (e.g. a snippet of a larger file): `origin` names it in errors and anchors relative
+// paths.
 void apply_toml(AlignConfig& config, const std::string& toml_text, const std::string& origin);
 // The fully resolved configuration as TOML; loading it alone reproduces the run.
 std::string to_toml(const AlignConfig& config);

@@ -32,8 +32,8 @@ struct OrthographicMatch {
 };
 
 // For each source profile, the m target profiles of highest similarity (at least `minimum`), found through an
-// inverted index of trigrams, so the cost follows shared trigrams rather than |sources| x |targets|. Ties are
-// broken by target index. Result ordered by source, then similarity descending.
+// inverted index of trigrams, so the cost follows shared trigrams rather than |sources| x |targets| (trigrams held
+// by more than max(1000, |targets| / 50) targets are not looked up). Ties are broken by target index. Result ordered by source, then similarity descending.
 std::vector<OrthographicMatch> orthographic_neighbours(const std::vector<NgramProfile>& sources,
                                                        const std::vector<NgramProfile>& targets, std::size_t m,
                                                        double minimum = 0.3, int threads = 0);
