@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <memory>
 #include <numeric>
 #include <unordered_map>
 #include <unordered_set>
@@ -403,10 +404,21 @@ AlignmentSummary run_align(const AlignConfig& config) {
   if (config.output.out.empty()) throw_usage_error("An output file is needed: give --out.");
   AlignmentSummary summary;
   const auto pairs = align_terms(config, &summary);
-  write_pairs(config.output.out, pairs, false);
-  if (!config.output.scores.empty()) write_pairs(config.output.scores, pairs, true);
+  // Every output is written to its temporary file first and renamed only when all are complete, so a failure
+  // (a missing folder for --scores, a full disk) leaves every previous output as it was.
+  AtomicFile submission(config.output.out);
+  submission.write(format_pairs(pairs, false));
+  std::unique_ptr<AtomicFile> scores;
+  if (!config.output.scores.empty()) {
+    scores = std::make_unique<AtomicFile>(config.output.scores);
+    scores->write(format_pairs(pairs, true));
+  }
   const std::string resolved = config.output.out + ".config.toml";
-  write_file_atomically(resolved, to_toml(config));
+  AtomicFile resolved_config(resolved);
+  resolved_config.write(to_toml(config));
+  submission.commit();
+  if (scores) scores->commit();
+  resolved_config.commit();
   logger().info("wrote {} and {}", config.output.out, resolved);
   return summary;
 }

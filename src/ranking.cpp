@@ -6,7 +6,7 @@
 
 namespace termalign {
 
-void write_pairs(const std::string& path, const std::vector<RankedPair>& pairs, bool with_scores) {
+std::string format_pairs(const std::vector<RankedPair>& pairs, bool with_scores) {
   std::string text;
   text.reserve(pairs.size() * 40);
   char score[32];
@@ -20,7 +20,11 @@ void write_pairs(const std::string& path, const std::vector<RankedPair>& pairs, 
     }
     text += '\n';
   }
-  write_file_atomically(path, text);
+  return text;
+}
+
+void write_pairs(const std::string& path, const std::vector<RankedPair>& pairs, bool with_scores) {
+  write_file_atomically(path, format_pairs(pairs, with_scores));
 }
 
 }  // namespace termalign

@@ -150,3 +150,12 @@ TEST_CASE("Default configuration on the training data reaches the NumPy baseline
   WARN("enfr/train AP with en.bin/fr.bin and the default configuration: " << ap);
   CHECK(ap >= 0.377);
 }
+
+TEST_CASE("A failing second output leaves the previous submission as it was", "[align]") {
+  AlignConfig config = sample_config("vec", "kept.tsv");
+  write_file_atomically(config.output.out, "previous\tsubmission\n");
+  config.output.scores = kOutputs + "/no-such-folder/scores.tsv";
+  CHECK_THROWS_WITH(run_align(config), Catch::Contains("no-such-folder"));
+  CHECK(read_file(config.output.out) == "previous\tsubmission\n");
+  CHECK_FALSE(std::filesystem::exists(config.output.out + ".config.toml"));
+}

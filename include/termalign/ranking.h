@@ -13,8 +13,10 @@ struct RankedPair {
   float score = 0;
 };
 
-// Submission: exactly two TAB-separated columns; with `with_scores` a third column holds the score (not for
-// submission). Written to a temporary file and renamed.
+// Submission: exactly two TAB-separated columns, LF line ends; with `with_scores` a third column holds the score
+// (not for submission).
+std::string format_pairs(const std::vector<RankedPair>& pairs, bool with_scores);
+// format_pairs written to a temporary file and renamed.
 void write_pairs(const std::string& path, const std::vector<RankedPair>& pairs, bool with_scores);
 
 }  // namespace termalign
