@@ -68,8 +68,7 @@ TERMALIGN=$BUILD/termalign
   echo "cpu=$(lscpu | sed -n 's/^Model name: *//p' | head -1)"
   echo "cores=$(nproc)"
   echo "load_start=$(cut -d' ' -f1-3 /proc/loadavg)"
-  echo "tile_rows=${TILE_ROWS:-default}"
-  echo "tile_cols=${TILE_COLS:-default}"
+  echo "tiles=${TILE_ROWS:-library default} x ${TILE_COLS:-library default} (rows x columns)"
   echo "large=$LARGE"
 } >"$RESULTS/machine.txt"
 
@@ -157,14 +156,17 @@ def timed(name):
     return seconds, rss / 1024
 
 def ap(name):
-    return json.load(open(f"{results}/{name}.eval.json"))["AP"]
+    return json.load(open(f"{results}/{name}.eval.json"))["ap"]
 
 two, one = bench(f"{results}/scoring_2.json"), bench(f"{results}/scoring_1.json")
 lines = ["# Throughput benchmarks", "",
          f"Written by `bench/run_benchmarks.sh` (one run). Machine: {machine['cpu']}, {machine['cores']} cores; "
-         f"load average (1, 5, 15 min) {machine['load_start']} at the start, {machine['load_end']} at the end "
-         "(other jobs shared the machine when it is above 0). Synthetic data of `bench/generate_synthetic.py`, "
-         f"d = 300; tiles {machine['tile_rows']} x {machine['tile_cols']} (default: the library's).", "",
+         f"load average (1, 5, 15 min) {machine['load_start']} at the start, {machine['load_end']} at the end. "
+         "Synthetic data of `bench/generate_synthetic.py`, "
+         f"d = 300; tiles {machine['tiles']}.", "",
+         *(["**The load average was above 1: other jobs shared the cores, so the absolute figures are low and "
+            "the thread scaling does not show what the code can do; rerun on an idle machine.**", ""]
+           if float(machine["load_start"].split()[0]) > 1 else []),
          "## a. Scoring kernel (2 threads, |D1| = |D2| = n, 2 n^2 d flops a pass)", "",
          "| n | Eigen GEMM, own threads (GFLOP/s) | GEMM, same tiles (GFLOP/s) | neighbourhood pass (GFLOP/s) | "
          "selection pass (GFLOP/s) | both passes (GFLOP/s) | both / best GEMM |",
