@@ -7,7 +7,7 @@ build=${1:-$root/build}
 shift || true
 
 packages=(build-essential cmake pkg-config libeigen3-dev libfasttext-dev libspdlog-dev catch2 libcli11-dev
-          libtomlplusplus-dev libicu-dev libbenchmark-dev python3-numpy python3-matplotlib)
+          libtomlplusplus-dev libicu-dev libbenchmark-dev python3-numpy python3-matplotlib clang libclang-rt-14-dev)
 missing=()
 for package in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$package" 2>/dev/null | grep -q "install ok installed" || missing+=("$package")
