@@ -498,7 +498,9 @@ TEST_CASE("robustness: an output path in a folder that cannot be written", "[rob
 // --- Memory guard --------------------------------------------------------------------------------------------
 
 TEST_CASE("robustness: the scoring memory estimate, computed by hand", "[robustness]") {
-  termalign::AlignConfig config;  // k = 10, top_m = 10, mutual_m = 0, neighbourhood = terms
+  termalign::AlignConfig config;
+  config.scoring.k = 10;  // the figures below are for k = 10, top_m = 10, mutual_m = 0, neighbourhood = terms
+  config.ranking.top_m = 10;
   termalign::TileOptions tiles;   // 256 x 2048
   tiles.threads = 1;
   const auto memory = termalign::estimate_scoring_memory({10, 20, 4}, config, tiles);
