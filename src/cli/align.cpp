@@ -115,10 +115,12 @@ std::shared_ptr<AlignOptions> AlignOptions::add(CLI::App* command, bool with_out
   CLI::Option* dewhiten =
       command->add_option("--dewhiten", a.dewhiten, "Multi-step mapping: de-whiten none, source, target or both")
           ->capture_default_str();
-  a.overrides.push_back([state, normalization, neighbourhood, dewhiten](AlignConfig& config) {
-    if (normalization->count()) config.mapping.normalization = parse_normalization(state->normalization);
-    if (neighbourhood->count()) config.scoring.neighbourhood = parse_neighbourhood(state->neighbourhood);
-    if (dewhiten->count()) config.mapping.dewhiten = parse_dewhiten(state->dewhiten);
+  // The overrides live inside the state: they refer to it by a plain pointer (a shared_ptr would be a cycle).
+  AlignOptions* self = state.get();
+  a.overrides.push_back([self, normalization, neighbourhood, dewhiten](AlignConfig& config) {
+    if (normalization->count()) config.mapping.normalization = parse_normalization(self->normalization);
+    if (neighbourhood->count()) config.scoring.neighbourhood = parse_neighbourhood(self->neighbourhood);
+    if (dewhiten->count()) config.mapping.dewhiten = parse_dewhiten(self->dewhiten);
   });
   return state;
 }
