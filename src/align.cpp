@@ -115,17 +115,27 @@ std::unordered_map<std::uint64_t, float> add_reverse_candidates(const ComposedTe
   return rank;
 }
 
+// The Latin spelling of every term of a list, computed once for the orthographic candidates and the evidence.
+std::vector<std::string> latin_spellings(const TermList& list, bool transliterate, int threads) {
+  std::vector<std::string> latin(list.size());
+  parallel_for(list.size(), threads,
+               [&](std::size_t i) { latin[i] = latin_spelling(list.terms[i], transliterate); });
+  return latin;
+}
+
 // Adds each source term's closest spellings among the targets, scored by CSLS like the others.
 void add_orthographic_candidates(const ComposedTerms& X, const ComposedTerms& Z, const NeighbourhoodMeans& means,
-                                 const TermList& source_terms, const TermList& target_terms,
-                                 const OrthographyOptions& options, int threads,
+                                 const std::vector<std::string>& source_latin,
+                                 const std::vector<std::string>& target_latin, std::size_t m, int threads,
                                  std::vector<Candidate>& candidates) {
-  std::vector<std::string> sources, targets;
-  for (auto id : X.term_ids) sources.push_back(source_terms.terms[id]);
-  for (auto id : Z.term_ids) targets.push_back(target_terms.terms[id]);
-  const auto matches = orthographic_neighbours(ngram_profiles(sources, options.transliterate, threads),
-                                               ngram_profiles(targets, options.transliterate, threads),
-                                               options.candidates, 0.3, threads);
+  auto profiles = [threads](const ComposedTerms& composed, const std::vector<std::string>& latin) {
+    std::vector<NgramProfile> usable(composed.term_ids.size());
+    parallel_for(usable.size(), threads,
+                 [&](std::size_t row) { usable[row] = ngram_profile(latin[composed.term_ids[row]]); });
+    return usable;
+  };
+  const auto matches =
+      orthographic_neighbours(profiles(X, source_latin), profiles(Z, target_latin), m, 0.3, threads);
   std::unordered_set<std::uint64_t> present;
   for (const auto& candidate : candidates) present.insert(pair_key(candidate.source, candidate.target));
   std::size_t added = 0;
@@ -140,14 +150,9 @@ void add_orthographic_candidates(const ComposedTerms& X, const ComposedTerms& Z,
 }
 
 // Orthographic similarity, identity and sizes of each candidate's two terms.
-void add_term_evidence(const TermList& source_terms, const TermList& target_terms, bool transliterate,
+void add_term_evidence(const TermList& source_terms, const TermList& target_terms,
+                       const std::vector<std::string>& source_latin, const std::vector<std::string>& target_latin,
                        CandidateEvidence& evidence) {
-  auto spellings = [transliterate](const TermList& list) {
-    std::vector<std::string> latin(list.size());
-    for (std::size_t i = 0; i < list.size(); ++i) latin[i] = latin_spelling(list.terms[i], transliterate);
-    return latin;
-  };
-  const auto source_latin = spellings(source_terms), target_latin = spellings(target_terms);
   std::unordered_map<std::uint32_t, NgramProfile> source_profiles, target_profiles;
   for (std::size_t i = 0; i < evidence.size(); ++i) {
     const std::uint32_t s = evidence.source[i], t = evidence.target[i];
@@ -327,8 +332,14 @@ CandidateSet generate_candidates(const AlignConfig& config, bool full_evidence, 
   if (full_evidence && selection.top_m > 0) {
     reverse_rank = add_reverse_candidates(X, Z, means, selection.top_m, tiles, candidates);
   }
+  std::vector<std::string> source_latin, target_latin;
+  if (orthographic) {
+    source_latin = latin_spellings(source_terms, config.orthography.transliterate, threads);
+    target_latin = latin_spellings(target_terms, config.orthography.transliterate, threads);
+  }
   if (orthographic && config.orthography.candidates > 0) {
-    add_orthographic_candidates(X, Z, means, source_terms, target_terms, config.orthography, threads, candidates);
+    add_orthographic_candidates(X, Z, means, source_latin, target_latin, config.orthography.candidates, threads,
+                                candidates);
   }
 
   CandidateEvidence& evidence = result.evidence;
@@ -342,7 +353,7 @@ CandidateSet generate_candidates(const AlignConfig& config, bool full_evidence, 
       evidence.reverse_rank.push_back(found == reverse_rank.end() ? 0.0f : found->second);
     }
   }
-  if (orthographic) add_term_evidence(source_terms, target_terms, config.orthography.transliterate, evidence);
+  if (orthographic) add_term_evidence(source_terms, target_terms, source_latin, target_latin, evidence);
   if (full_evidence) {
     add_word_alignment(source_terms, target_terms, source_composer, target_composer, mapping, threads, evidence);
   }
