@@ -1,11 +1,29 @@
 #!/usr/bin/env bash
 # Builds the libFuzzer targets of tests/fuzz/ (clang, AddressSanitizer + UndefinedBehaviorSanitizer) and runs each
-# for N seconds (default 60) from its seed corpus. Usage: scripts/fuzz.sh [seconds]
-# A crash leaves its input in <build>/crashes/ and fails the script; keep it as a regression test (see
-# tests/test_robustness.cpp, "fuzz regressions").
+# from its seed corpus.
+#
+#   scripts/fuzz.sh [SECONDS]              each target for SECONDS (default 60), random seed, the corpus of earlier
+#                                          runs kept in <build>/corpus (exploration)
+#   scripts/fuzz.sh --runs N [--seed S]    each target for N inputs from seed S (default 1), from the seeds alone:
+#                                          the same inputs on every machine, so a pass or a failure is reproducible
+#                                          (what CI runs)
+#
+# A crash leaves its input in <build>/crashes/ and fails the script; add it to tests/fuzz/corpus/<target>/ and
+# keep a test of the fixed behaviour in tests/test_robustness.cpp.
 set -euo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
-seconds=${1:-60}
+seconds=60
+runs=""
+seed=1
+while [[ $# -gt 0 ]]; do
+  case $1 in
+    --runs) runs=$2; shift 2 ;;
+    --seed) seed=$2; shift 2 ;;
+    -h|--help) sed -n '2,13p' "$0"; exit 0 ;;
+    [0-9]*) seconds=$1; shift ;;
+    *) echo "fuzz.sh: unknown argument $1 (see --help)" >&2; exit 2 ;;
+  esac
+done
 build=${TERMALIGN_FUZZ_BUILD_DIR:-$root/build-fuzz}
 cmake -S "$root" -B "$build" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_CXX_COMPILER=clang++ \
   -DTERMALIGN_BUILD_FUZZERS=ON -DTERMALIGN_BUILD_TESTS=OFF > "$build.configure.log" 2>&1 ||
@@ -17,10 +35,18 @@ export UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}
 failed=0
 for seeds in "$root"/tests/fuzz/corpus/*/; do
   target=$(basename "$seeds")
-  corpus="$build/corpus/$target"  # grows from run to run; the seeds stay untouched
+  if [[ -n $runs ]]; then
+    corpus="$build/corpus-seed$seed/$target"  # starts empty every time: the run depends on the seeds alone
+    rm -rf "$corpus"
+    budget=(-runs="$runs" -seed="$seed")
+    echo "== $target: $runs inputs, seed $seed"
+  else
+    corpus="$build/corpus/$target"  # grows from run to run; the seeds stay untouched
+    budget=(-max_total_time="$seconds")
+    echo "== $target: ${seconds} s"
+  fi
   mkdir -p "$corpus"
-  echo "== $target: ${seconds} s"
-  if ! "$build/$target" -max_total_time="$seconds" -max_len=4096 -timeout=10 -rss_limit_mb=2048 \
+  if ! "$build/$target" "${budget[@]}" -max_len=4096 -timeout=10 -rss_limit_mb=2048 \
       -print_final_stats=1 -artifact_prefix="$build/crashes/$target-" "$corpus" "$seeds" \
       > "$build/$target.log" 2>&1; then
     echo "FAILED: $target (see $build/$target.log; inputs in $build/crashes/)"

@@ -163,13 +163,15 @@ void scan_words(Chunk& chunk, const LoadOptions& options) {
   });
 }
 
-// "v1 ... vdim" into row[0, dim); returns an empty string or what is wrong.
+// "v1 ... vdim" into row[0, dim), or checked and dropped when row is null; returns an empty string or what is
+// wrong.
 std::string parse_values(std::string_view values, int dim, float* row) {
   const char* position = values.data();
   const char* const end = position + values.size();
   int count = 0;
+  float dropped = 0.0f;
   while (position != end && count < dim) {
-    const auto field = detail::parse_float_field(position, end, row[count]);
+    const auto field = detail::parse_float_field(position, end, row != nullptr ? row[count] : dropped);
     if (field.status != detail::FloatStatus::ok) {
       return "value " + std::to_string(count + 1) + " " + quoted({position, std::size_t(field.end - position)}) +
              (field.status == detail::FloatStatus::not_finite ? " is not a finite float" : " is not a number");
@@ -182,14 +184,16 @@ std::string parse_values(std::string_view values, int dim, float* row) {
   return "expected " + std::to_string(dim) + " values after the word, found " + std::to_string(found);
 }
 
-// Second pass: the values of every line, into the matrix for kept lines and into scratch space otherwise.
-void parse_rows(Chunk& chunk, int dim, Matrix& vectors) {
-  std::vector<float> scratch(static_cast<std::size_t>(dim));
+// Second pass: the values of every line, into the matrix for kept lines (when there is a matrix); other lines are
+// only checked.
+void parse_rows(Chunk& chunk, int dim, Matrix* vectors) {
   std::size_t next_row = chunk.first_kept_row;
   for_each_line(chunk.text, [&](std::size_t index, std::string_view line) {
     const std::size_t word_length = chunk.words[index].size();
     const std::string_view values = line.size() > word_length ? line.substr(word_length + 1) : std::string_view();
-    float* row = chunk.kept[index] ? vectors.row(static_cast<Eigen::Index>(next_row++)).data() : scratch.data();
+    float* row = vectors != nullptr && chunk.kept[index]
+                     ? vectors->row(static_cast<Eigen::Index>(next_row++)).data()
+                     : nullptr;
     std::string problem = parse_values(values, dim, row);
     if (problem.empty()) return true;
     keep_first(chunk.error, chunk.first_line + index, std::move(problem));
@@ -261,13 +265,22 @@ Embeddings load_vec(const std::string& path, const LoadOptions& options) {
                    std::to_string(header.words));
   }
 
+  // A valid row holds dim values and dim separators, so at least 2 dim bytes. When the body is too short for
+  // that, some row is malformed: the rows are only checked, to report the first bad line, and the matrix (which
+  // a header announcing a huge dimension would make huge) is never allocated.
+  const bool plausible = kept_rows <= contents.size() / (2 * static_cast<std::size_t>(header.dim));
   Embeddings embeddings;
   embeddings.path = path;
-  embeddings.vectors.resize(static_cast<Eigen::Index>(kept_rows), header.dim);
-  parallel_for(chunks.size(), threads,
-               [&](std::size_t c) { parse_rows(chunks[c], header.dim, embeddings.vectors); });
+  if (plausible) embeddings.vectors.resize(static_cast<Eigen::Index>(kept_rows), header.dim);
+  parallel_for(chunks.size(), threads, [&](std::size_t c) {
+    parse_rows(chunks[c], header.dim, plausible ? &embeddings.vectors : nullptr);
+  });
   for (const Chunk& chunk : chunks) keep_first(first_error, chunk.error.line, chunk.error.message);
   if (first_error.line > 0) throw_input_error(path, first_error.line, first_error.message);
+  if (!plausible) {  // unreachable: some row is short; kept as a guard
+    throw_input_error(path, 2, "the rows are too short for the dimension " + std::to_string(header.dim) +
+                                   " the header announces");
+  }
 
   embeddings.words.reserve(kept_rows);
   embeddings.rows.reserve(kept_rows);

@@ -342,6 +342,14 @@ TEST_CASE("robustness: a .vec with a short row", "[robustness]") {
   check_rejected(scratch, run, 3, {run.src_vectors + ":100: expected 100 values after the word, found 99"});
 }
 
+TEST_CASE("robustness: a .vec whose header announces a huge dimension", "[robustness]") {
+  // Found by fuzz_vec: 2 rows of dimension 700,000,002 made the loader allocate 5.6 GB before reading a row.
+  const Scratch scratch("vec-huge-dim");
+  AlignRun run;
+  run.src_vectors = scratch.write("en.vec", "2 700000002\nthe 0.5 0.25\nof 0.5 0.25\n");
+  check_rejected(scratch, run, 3, {run.src_vectors + ":2: expected 700000002 values after the word, found 2"});
+}
+
 TEST_CASE("robustness: a .vec with a long row", "[robustness]") {
   const Scratch scratch("vec-long");
   AlignRun run;
