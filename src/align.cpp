@@ -8,6 +8,7 @@
 #include <unordered_set>
 
 #include "termalign/composition.h"
+#include "termalign/distributed.h"
 #include "termalign/embeddings.h"
 #include "termalign/error.h"
 #include "termalign/io.h"
@@ -85,14 +86,18 @@ std::uint64_t pair_key(std::uint32_t source, std::uint32_t target) {
 
 // Selects each target's m best sources by CSLS (the same scores, transposed), adds the pairs not yet present, and
 // returns the rank (1 = best) of every such pair among its target's sources.
+// In a group, every process scores its share of the targets and rank 0 does the rest (the others return nothing).
 std::unordered_map<std::uint64_t, float> add_reverse_candidates(const ComposedTerms& X, const ComposedTerms& Z,
                                                                 const NeighbourhoodMeans& means, std::size_t m,
                                                                 const TileOptions& tiles,
+                                                                const ProcessGroup& group,
                                                                 std::vector<Candidate>& candidates) {
   SelectionOptions reverse_selection;
   reverse_selection.top_m = m;
   const NeighbourhoodMeans swapped{means.target, means.source};
-  std::vector<Candidate> reverse = select_csls_candidates(Z.vectors, X.vectors, swapped, reverse_selection, tiles);
+  std::vector<Candidate> reverse =
+      select_csls_candidates(Z.vectors, X.vectors, swapped, reverse_selection, tiles, group);
+  if (!group.is_root()) return {};
   std::stable_sort(reverse.begin(), reverse.end(),
                    [](const Candidate& a, const Candidate& b) { return a.source < b.source; });
   std::unordered_set<std::uint64_t> present;
@@ -123,30 +128,50 @@ std::vector<std::string> latin_spellings(const TermList& list, bool transliterat
   return latin;
 }
 
-// Adds each source term's closest spellings among the targets, scored by CSLS like the others.
+// Adds each source term's closest spellings among the targets, scored by CSLS like the others. In a group, every
+// process searches for its share of the sources and rank 0 adds them all (the others add nothing).
 void add_orthographic_candidates(const ComposedTerms& X, const ComposedTerms& Z, const NeighbourhoodMeans& means,
                                  const std::vector<std::string>& source_latin,
                                  const std::vector<std::string>& target_latin, std::size_t m, int threads,
-                                 std::vector<Candidate>& candidates) {
-  auto profiles = [threads](const ComposedTerms& composed, const std::vector<std::string>& latin) {
-    std::vector<NgramProfile> usable(composed.term_ids.size());
+                                 const ProcessGroup& group, std::vector<Candidate>& candidates) {
+  auto profiles = [threads](const ComposedTerms& composed, std::size_t begin, std::size_t end,
+                            const std::vector<std::string>& latin) {
+    std::vector<NgramProfile> usable(end - begin);
     parallel_for(usable.size(), threads,
-                 [&](std::size_t row) { usable[row] = ngram_profile(latin[composed.term_ids[row]]); });
+                 [&](std::size_t row) { usable[row] = ngram_profile(latin[composed.term_ids[begin + row]]); });
     return usable;
   };
-  const auto matches =
-      orthographic_neighbours(profiles(X, source_latin), profiles(Z, target_latin), m, 0.3, threads);
+  const auto [first, last] = row_share(X.term_ids.size(), group.rank(), group.size());
+  const auto matches = orthographic_neighbours(profiles(X, first, last, source_latin),
+                                               profiles(Z, 0, Z.term_ids.size(), target_latin), m, 0.3, threads);
+  std::vector<Candidate> found;
+  found.reserve(matches.size());
+  for (const auto& match : matches) {
+    const auto source = static_cast<std::uint32_t>(first + match.source);
+    const float cosine = X.vectors.row(source).dot(Z.vectors.row(match.target));
+    found.push_back({2 * cosine - means.source(source) - means.target(match.target), cosine, source, match.target});
+  }
+  if (group.size() > 1) found = group.gather(found);
+  if (!group.is_root()) return;
   std::unordered_set<std::uint64_t> present;
   for (const auto& candidate : candidates) present.insert(pair_key(candidate.source, candidate.target));
   std::size_t added = 0;
-  for (const auto& match : matches) {
-    if (!present.insert(pair_key(match.source, match.target)).second) continue;
-    const float cosine = X.vectors.row(match.source).dot(Z.vectors.row(match.target));
-    candidates.push_back({2 * cosine - means.source(match.source) - means.target(match.target), cosine,
-                          match.source, match.target});
+  for (const Candidate& candidate : found) {
+    if (!present.insert(pair_key(candidate.source, candidate.target)).second) continue;
+    candidates.push_back(candidate);
     ++added;
   }
   logger().info("{} orthographic candidates added", added);
+}
+
+// Every process of a group must have composed the same term vectors, or their shares would not fit together.
+void require_same_terms(const ComposedTerms& X, const ComposedTerms& Z, const ProcessGroup& group) {
+  if (group.size() == 1) return;
+  std::uint64_t fingerprint = fingerprint_bytes(X.vectors.data(), sizeof(float) * X.vectors.size());
+  fingerprint = fingerprint_bytes(Z.vectors.data(), sizeof(float) * Z.vectors.size(), fingerprint);
+  fingerprint = fingerprint_bytes(X.term_ids.data(), sizeof(X.term_ids[0]) * X.term_ids.size(), fingerprint);
+  fingerprint = fingerprint_bytes(Z.term_ids.data(), sizeof(Z.term_ids[0]) * Z.term_ids.size(), fingerprint);
+  group.require_same(fingerprint, "the mapped term vectors");
 }
 
 // Orthographic similarity, identity and sizes of each candidate's two terms.
@@ -207,7 +232,8 @@ void add_word_alignment(const TermList& source_terms, const TermList& target_ter
 
 }  // namespace
 
-CandidateSet generate_candidates(const AlignConfig& config, bool full_evidence, AlignmentSummary* summary) {
+CandidateSet generate_candidates(const AlignConfig& config, bool full_evidence, AlignmentSummary* summary,
+                                 const ProcessGroup& group) {
   config.validate();
   const auto start = std::chrono::steady_clock::now();
   AlignmentSummary local;
@@ -297,6 +323,7 @@ CandidateSet generate_candidates(const AlignConfig& config, bool full_evidence, 
   normalize_rows(Z.vectors);
   stats.source_usable = X.term_ids.size();
   stats.target_usable = Z.term_ids.size();
+  require_same_terms(X, Z, group);
 
   TileOptions tiles;
   tiles.rows = config.scoring.tile_rows;
@@ -305,13 +332,13 @@ CandidateSet generate_candidates(const AlignConfig& config, bool full_evidence, 
   guard_scoring_memory(X.vectors, Z.vectors, config, tiles);  // smaller tiles, or a resources error (exit 5)
   NeighbourhoodMeans means;
   if (config.scoring.neighbourhood == Neighbourhood::terms) {
-    means = neighbourhood_means(X.vectors, Z.vectors, config.scoring.k, tiles);
+    means = neighbourhood_means(X.vectors, Z.vectors, config.scoring.k, tiles, group);
   } else {
     const std::size_t n = config.scoring.neighbourhood_words;
     means.source = knn_mean_similarity(X.vectors, frequent_rows(target, n, mapping.target_transform),
-                                       config.scoring.k, tiles);
+                                       config.scoring.k, tiles, group);
     means.target = knn_mean_similarity(Z.vectors, frequent_rows(source, n, mapping.source_transform),
-                                       config.scoring.k, tiles);
+                                       config.scoring.k, tiles, group);
   }
 
   result.cap = submission_cap(source_terms.size(), target_terms.size());
@@ -326,11 +353,11 @@ CandidateSet generate_candidates(const AlignConfig& config, bool full_evidence, 
   selection.top_m = config.ranking.top_m;
   selection.mutual_m = config.ranking.mutual_m;
   selection.limit = orthographic && selection.top_m > 0 ? 0 : result.cap;  // rescoring may reorder: cut later
-  std::vector<Candidate> candidates = select_csls_candidates(X.vectors, Z.vectors, means, selection, tiles);
+  std::vector<Candidate> candidates = select_csls_candidates(X.vectors, Z.vectors, means, selection, tiles, group);
   // Each target term's own best sources: candidates from the other direction, and their rank as evidence.
   std::unordered_map<std::uint64_t, float> reverse_rank;
   if (full_evidence && selection.top_m > 0) {
-    reverse_rank = add_reverse_candidates(X, Z, means, selection.top_m, tiles, candidates);
+    reverse_rank = add_reverse_candidates(X, Z, means, selection.top_m, tiles, group, candidates);
   }
   std::vector<std::string> source_latin, target_latin;
   if (orthographic) {
@@ -339,7 +366,11 @@ CandidateSet generate_candidates(const AlignConfig& config, bool full_evidence, 
   }
   if (orthographic && config.orthography.candidates > 0) {
     add_orthographic_candidates(X, Z, means, source_latin, target_latin, config.orthography.candidates, threads,
-                                candidates);
+                                group, candidates);
+  }
+  if (!group.is_root()) {  // its share is with rank 0, which finishes alone
+    result.evidence = {};
+    return result;
   }
 
   CandidateEvidence& evidence = result.evidence;
@@ -404,17 +435,19 @@ std::vector<RankedPair> rank_candidates(const CandidateSet& candidates, const Ei
   return ranked;
 }
 
-std::vector<RankedPair> align_terms(const AlignConfig& config, AlignmentSummary* summary) {
-  const CandidateSet candidates = generate_candidates(config, false, summary);
+std::vector<RankedPair> align_terms(const AlignConfig& config, AlignmentSummary* summary, const ProcessGroup& group) {
+  const CandidateSet candidates = generate_candidates(config, false, summary, group);
+  if (!group.is_root()) return {};
   const auto ranked = rank_candidates(candidates, candidate_scores(candidates, config));
   logger().info("ranked {} pairs (cap {})", ranked.size(), candidates.cap);
   return ranked;
 }
 
-AlignmentSummary run_align(const AlignConfig& config) {
+AlignmentSummary run_align(const AlignConfig& config, const ProcessGroup& group) {
   if (config.output.out.empty()) throw_usage_error("An output file is needed: give --out.");
   AlignmentSummary summary;
-  const auto pairs = align_terms(config, &summary);
+  const auto pairs = align_terms(config, &summary, group);
+  if (!group.is_root()) return summary;  // only rank 0 writes
   // Every output is written to its temporary file first and renamed only when all are complete, so a failure
   // (a missing folder for --scores, a full disk) leaves every previous output as it was.
   AtomicFile submission(config.output.out);

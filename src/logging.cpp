@@ -8,10 +8,14 @@
 
 namespace termalign {
 
+namespace {
+constexpr const char* kPattern = "[%H:%M:%S.%e] [%^%l%$] ";
+}
+
 spdlog::logger& logger() {
   static std::shared_ptr<spdlog::logger> instance = [] {
     auto created = spdlog::stderr_color_mt("termalign");
-    created->set_pattern("[%H:%M:%S.%e] [%^%l%$] %v");
+    created->set_pattern(std::string(kPattern) + "%v");
     created->set_level(spdlog::level::info);
     return created;
   }();
@@ -27,6 +31,13 @@ void set_verbosity(int verbosity) {
     level = spdlog::level::from_str(from_environment);
   }
   logger().set_level(level);
+}
+
+void set_log_prefix(const std::string& prefix) {
+  // spdlog patterns treat % as a flag: a literal one is written %%.
+  std::string literal;
+  for (char c : prefix) literal += c == '%' ? std::string("%%") : std::string(1, c);
+  logger().set_pattern(std::string(kPattern) + (prefix.empty() ? "" : "[" + literal + "] ") + "%v");
 }
 
 namespace {

@@ -9,6 +9,7 @@
 #include <string>
 
 #include "detail/topk.h"
+#include "termalign/distributed.h"
 #include "termalign/error.h"
 #include "termalign/logging.h"
 #include "termalign/parallel.h"
@@ -70,16 +71,18 @@ using Tile = Eigen::Map<const Matrix, 0, Eigen::OuterStride<>>;
 // visit(slot, first_row, first_col, tile): `slot` < the thread count is owned by the calling thread for the call.
 using TileVisitor = std::function<void(std::size_t, std::size_t, std::size_t, const Tile&)>;
 
-// Walks all tiles of X Z^T (X: n1 x d, Z: n2 x d, both non-empty): the row blocks are shared out among `threads`
-// threads and each thread computes its block's tiles in column order, one single-threaded GEMM per tile into its
-// own buffer (allocated once per thread). No similarity value depends on the tiling or the thread count.
+// Walks the tiles of X[row_begin, row_end) Z^T (X: n1 x d, Z: n2 x d, both ranges non-empty): the row blocks are
+// shared out among `threads` threads and each thread computes its block's tiles in column order, one
+// single-threaded GEMM per tile into its own buffer (allocated once per thread). first_row is a row of X. No
+// similarity value depends on the tiling, the thread count or the row range.
 // The GEMM writes Z_tile X_tile^T into a row-major buffer, which Eigen evaluates as X_tile Z_tile^T into a
 // column-major one: the larger Z tile is then packed as the kernel's right-hand side, which costs less than
 // packing it as the left-hand side (perf: 9 % against 14 % of the cycles with 240 x 2016 tiles at d = 300).
-void for_each_tile(const Matrix& X, const Matrix& Z, const TileOptions& tiles, int threads,
-                   const TileVisitor& visit) {
+void for_each_tile(const Matrix& X, std::size_t row_begin, std::size_t row_end, const Matrix& Z,
+                   const TileOptions& tiles, int threads, const TileVisitor& visit) {
   TERMALIGN_CHECK(X.cols() == Z.cols(), "both sides must have the same dimension");
-  const std::size_t n1 = static_cast<std::size_t>(X.rows()), n2 = static_cast<std::size_t>(Z.rows());
+  TERMALIGN_CHECK(row_begin <= row_end && row_end <= static_cast<std::size_t>(X.rows()), "rows within X");
+  const std::size_t n1 = row_end - row_begin, n2 = static_cast<std::size_t>(Z.rows());
   const Eigen::Index dim = X.cols();
   const std::size_t tile_rows = tile_extent(tiles.rows, n1), tile_cols = tile_extent(tiles.cols, n2);
   const std::size_t row_capacity = round_up(tile_rows, kKernelMultiple);
@@ -95,7 +98,7 @@ void for_each_tile(const Matrix& X, const Matrix& Z, const TileOptions& tiles, i
     Workspace& workspace = workspaces[slot];
     if (workspace.similarities.size() == 0)
       workspace.similarities.resize(static_cast<Eigen::Index>(row_capacity * col_capacity));
-    const std::size_t first_row = block * tile_rows, rows = std::min(tile_rows, n1 - first_row);
+    const std::size_t first_row = row_begin + block * tile_rows, rows = std::min(tile_rows, row_end - first_row);
     const auto lhs_rows = static_cast<Eigen::Index>(round_up(rows, kKernelMultiple));
     const Eigen::Map<const Matrix> lhs(padded_rows(X, first_row, rows, row_capacity, workspace.source_rows),
                                        lhs_rows, dim);
@@ -175,26 +178,37 @@ Eigen::VectorXf slot_means(const TopValues& top) {
   return means;
 }
 
-// One pass over all tiles keeping the k largest similarities of each row of X and, when `with_columns`, of each
-// row of Z (per-thread column structures merged at the end). k is clipped to the other side's size.
+// Merges per-slot heaps across the group: afterwards every process's heaps keep the best of all processes'.
+template <typename Heaps>
+void merge_across(const ProcessGroup& group, Heaps& heaps) {
+  if (group.size() == 1) return;
+  group.merge_best(heaps.items(), heaps.capacity());
+  heaps.rebuild();
+}
+
+// One pass over the tiles of this process's share of X's rows, keeping the k largest similarities of each of its
+// rows and, when `with_columns`, of each row of Z (per-thread, then per-process column structures merged). k is
+// clipped to the other side's size. Every process gets the means of all rows.
 NeighbourhoodMeans scan_neighbourhoods(const Matrix& X, const Matrix& Z, int k, const TileOptions& tiles,
-                                       bool with_columns) {
+                                       bool with_columns, const ProcessGroup& group) {
   if (k < 1) throw_usage_error("The CSLS neighbourhood k must be at least 1 (got " + std::to_string(k) + ").");
   check_tiles(tiles);
   const std::size_t n1 = static_cast<std::size_t>(X.rows()), n2 = static_cast<std::size_t>(Z.rows());
+  const auto [row_begin, row_end] = row_share(n1, group.rank(), group.size());
   const float lowest = -std::numeric_limits<float>::infinity();
-  TopValues row_top(n1, std::min<std::size_t>(static_cast<std::size_t>(k), n2), lowest);
+  TopValues row_top(row_end - row_begin, std::min<std::size_t>(static_cast<std::size_t>(k), n2), lowest);
   // Without columns, capacity 0: bounds of +inf that nothing reaches.
   const std::size_t column_k = with_columns ? std::min<std::size_t>(static_cast<std::size_t>(k), n1) : 0;
   const int threads = resolve_threads(tiles.threads);
   PerSlot<TopValues> column_top(static_cast<std::size_t>(threads),
                                 [&] { return TopValues(n2, column_k, lowest); });
-  if (n1 > 0 && n2 > 0) {
+  if (row_end > row_begin && n2 > 0) {
     for_each_tile(
-        X, Z, tiles, threads,
+        X, row_begin, row_end, Z, tiles, threads,
         [&](std::size_t slot, std::size_t first_row, std::size_t first_col, const Tile& tile) {
           TopValues& columns = column_top[slot];
-          const float* row_bounds = row_top.bounds() + first_row;
+          const std::size_t first_slot = first_row - row_begin;
+          const float* row_bounds = row_top.bounds() + first_slot;
           for (Eigen::Index j = 0; j < tile.rows(); ++j) {
             const std::size_t column = first_col + static_cast<std::size_t>(j);
             const float* similarities = tile.row(j).data();
@@ -204,7 +218,7 @@ NeighbourhoodMeans scan_neighbourhoods(const Matrix& X, const Matrix& Z, int k, 
                 continue;
               for (Eigen::Index i = chunk; i < end; ++i) {
                 const float s = similarities[i];
-                if (s > row_bounds[i]) row_top.offer(first_row + static_cast<std::size_t>(i), s);
+                if (s > row_bounds[i]) row_top.offer(first_slot + static_cast<std::size_t>(i), s);
                 if (s > columns.bounds()[column]) columns.offer(column, s);
               }
             }
@@ -212,23 +226,34 @@ NeighbourhoodMeans scan_neighbourhoods(const Matrix& X, const Matrix& Z, int k, 
         });
   }
   NeighbourhoodMeans means;
-  means.source = slot_means(row_top);
-  if (with_columns) means.target = slot_means(column_top.merged());
+  const Eigen::VectorXf own = slot_means(row_top);
+  means.source = group.size() == 1 ? own : [&] {
+    const std::vector<float> all = group.all_gather(std::vector<float>(own.data(), own.data() + own.size()));
+    return Eigen::VectorXf(Eigen::Map<const Eigen::VectorXf>(all.data(), static_cast<Eigen::Index>(all.size())));
+  }();
+  if (with_columns) {
+    TopValues columns = column_top.merged();
+    merge_across(group, columns);
+    means.target = slot_means(columns);
+  }
   return means;
 }
 
 }  // namespace
 
-NeighbourhoodMeans neighbourhood_means(const Matrix& X, const Matrix& Z, int k, const TileOptions& tiles) {
-  return scan_neighbourhoods(X, Z, k, tiles, true);
+NeighbourhoodMeans neighbourhood_means(const Matrix& X, const Matrix& Z, int k, const TileOptions& tiles,
+                                       const ProcessGroup& group) {
+  return scan_neighbourhoods(X, Z, k, tiles, true, group);
 }
 
-Eigen::VectorXf knn_mean_similarity(const Matrix& Q, const Matrix& D, int k, const TileOptions& tiles) {
-  return scan_neighbourhoods(Q, D, k, tiles, false).source;
+Eigen::VectorXf knn_mean_similarity(const Matrix& Q, const Matrix& D, int k, const TileOptions& tiles,
+                                    const ProcessGroup& group) {
+  return scan_neighbourhoods(Q, D, k, tiles, false, group).source;
 }
 
 std::vector<Candidate> select_csls_candidates(const Matrix& X, const Matrix& Z, const NeighbourhoodMeans& means,
-                                              const SelectionOptions& selection, const TileOptions& tiles) {
+                                              const SelectionOptions& selection, const TileOptions& tiles,
+                                              const ProcessGroup& group) {
   check_tiles(tiles);
   check_indexable(X);
   check_indexable(Z);
@@ -241,13 +266,14 @@ std::vector<Candidate> select_csls_candidates(const Matrix& X, const Matrix& Z, 
         "otherwise every pair would be kept.");
   if (n1 == 0 || n2 == 0) return {};
 
+  const auto [row_begin, row_end] = row_share(n1, group.rank(), group.size());
   const std::size_t per_source = std::min(selection.top_m, n2);
   const std::size_t per_target = std::min(selection.mutual_m, n1);
   // Without per-source or per-target lists, each thread keeps its `limit` best pairs overall.
   const std::size_t overall = per_source == 0 && per_target == 0 ? selection.limit : 0;
   const Candidate sentinel = detail::sentinel_candidate();
   // A disabled list has capacity 0: bounds of +inf that no score reaches.
-  TopCandidates row_top(n1, per_source, sentinel);
+  TopCandidates row_top(row_end - row_begin, per_source, sentinel);
   const int threads = resolve_threads(tiles.threads);
   PerSlot<TopCandidates> column_top(static_cast<std::size_t>(threads),
                                     [&] { return TopCandidates(n2, per_target, sentinel); });
@@ -256,11 +282,11 @@ std::vector<Candidate> select_csls_candidates(const Matrix& X, const Matrix& Z, 
 
   const float* source_means = means.source.data();
   const float* target_means = means.target.data();
-  for_each_tile(
-      X, Z, tiles, threads, [&](std::size_t slot, std::size_t first_row, std::size_t first_col, const Tile& tile) {
+  const auto visit = [&](std::size_t slot, std::size_t first_row, std::size_t first_col, const Tile& tile) {
         TopCandidates& columns = column_top[slot];
         TopCandidates& best = overall_top[slot];
-        const float* row_bounds = row_top.bounds() + first_row;
+        const std::size_t first_slot = first_row - row_begin;
+        const float* row_bounds = row_top.bounds() + first_slot;
         const float* row_means = source_means + first_row;
         float scores[kChunk], row_limits[kChunk];
         for (Eigen::Index j = 0; j < tile.rows(); ++j) {
@@ -279,13 +305,14 @@ std::vector<Candidate> select_csls_candidates(const Matrix& X, const Matrix& Z, 
               const std::size_t row = first_row + static_cast<std::size_t>(chunk + t);
               const Candidate candidate{scores[t], similarities[chunk + t], static_cast<std::uint32_t>(row),
                                         static_cast<std::uint32_t>(column)};
-              row_top.offer(row, candidate);
+              row_top.offer(row - row_begin, candidate);
               columns.offer(column, candidate);
               best.offer(0, candidate);
             }
           }
         }
-      });
+      };
+  if (row_end > row_begin) for_each_tile(X, row_begin, row_end, Z, tiles, threads, visit);
 
   std::vector<Candidate> kept;
   const auto keep_real = [&](const TopCandidates& top, std::size_t slot, const TopCandidates* within) {
@@ -296,17 +323,28 @@ std::vector<Candidate> select_csls_candidates(const Matrix& X, const Matrix& Z, 
       kept.push_back(*c);
     }
   };
+  // The target lists are complete once merged across the group; each process then keeps its own rows' pairs (or,
+  // with target lists only, its share of the targets), and rank 0 gathers them.
   if (per_source > 0) {
-    const TopCandidates target_lists = column_top.merged();
-    for (std::size_t row = 0; row < n1; ++row) keep_real(row_top, row, per_target > 0 ? &target_lists : nullptr);
+    TopCandidates target_lists = column_top.merged();
+    merge_across(group, target_lists);
+    for (std::size_t slot = 0; slot < row_top.slots(); ++slot)
+      keep_real(row_top, slot, per_target > 0 ? &target_lists : nullptr);
   } else if (per_target > 0) {
-    const TopCandidates target_lists = column_top.merged();
-    for (std::size_t column = 0; column < n2; ++column) keep_real(target_lists, column, nullptr);
+    TopCandidates target_lists = column_top.merged();
+    merge_across(group, target_lists);
+    const auto [column_begin, column_end] = row_share(n2, group.rank(), group.size());
+    for (std::size_t column = column_begin; column < column_end; ++column) keep_real(target_lists, column, nullptr);
   } else {
     keep_real(overall_top.merged(), 0, nullptr);
   }
   std::sort(kept.begin(), kept.end(), ranks_before);
   if (selection.limit > 0 && kept.size() > selection.limit) kept.resize(selection.limit);
+  if (group.size() > 1) {
+    kept = group.gather(kept);
+    std::sort(kept.begin(), kept.end(), ranks_before);
+    if (selection.limit > 0 && kept.size() > selection.limit) kept.resize(selection.limit);
+  }
   logger().debug("CSLS selection: {} x {} terms, {} candidate pairs kept", n1, n2, kept.size());
   return kept;
 }

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "termalign/config.h"
+#include "termalign/distributed.h"
 #include "termalign/lexicon.h"
 #include "termalign/ranking.h"
 #include "termalign/reranker.h"
@@ -31,8 +32,11 @@ struct CandidateSet {
 // Loads, maps, composes and scores; keeps each source term's top_m targets by CSLS (and mutual_m), plus its
 // orthographic neighbours when configured. With `full_evidence` (or a re-ranker in the configuration) every field
 // of the evidence is filled; with orthography, the spelling fields. Rescored candidates are not cut at the cap yet.
+// In a group of processes (termalign/distributed.h) the scoring is shared out and rank 0 gets the candidates of
+// one process; the other ranks get empty evidence.
 CandidateSet generate_candidates(const AlignConfig& config, bool full_evidence,
-                                 AlignmentSummary* summary = nullptr);
+                                 AlignmentSummary* summary = nullptr,
+                                 const ProcessGroup& group = single_process());
 
 // The final score of each candidate: the re-ranker's logit when one is configured, else CSLS plus the
 // orthographic weight times the orthographic similarity.
@@ -44,10 +48,11 @@ std::vector<RankedPair> rank_candidates(const CandidateSet& candidates, const Ei
 
 // Runs the pipeline and returns the ranked, capped pairs (the best first). Does not write anything except the
 // mapping when config.output.save_mapping is set.
-std::vector<RankedPair> align_terms(const AlignConfig& config, AlignmentSummary* summary = nullptr);
+std::vector<RankedPair> align_terms(const AlignConfig& config, AlignmentSummary* summary = nullptr,
+                                    const ProcessGroup& group = single_process());
 
 // align_terms, then writes the submission, the optional score list and the resolved configuration
-// (`<out>.config.toml`), each atomically.
-AlignmentSummary run_align(const AlignConfig& config);
+// (`<out>.config.toml`), each atomically. In a group only rank 0 writes.
+AlignmentSummary run_align(const AlignConfig& config, const ProcessGroup& group = single_process());
 
 }  // namespace termalign

@@ -16,6 +16,9 @@ spdlog::logger& logger();
 // TERMALIGN_LOG_LEVEL (an spdlog level name) overrides it when set.
 void set_verbosity(int verbosity);
 
+// Starts every log line with "[prefix] " (the MPI rank, say); an empty prefix removes it.
+void set_log_prefix(const std::string& prefix);
+
 // Logs "what: done/total (pct%)" at info level at most once every `interval`, and a final line on finish().
 class Progress {
  public:

@@ -25,11 +25,18 @@ struct NeighbourhoodMeans {
   Eigen::VectorXf target;  // n2: r_S(z_j), mean of the k largest x_i . z_j over i
 };
 
-// X: n1 x d, Z: n2 x d (row-major, unit rows). One pass over all tiles gives both directions.
-NeighbourhoodMeans neighbourhood_means(const Matrix& X, const Matrix& Z, int k, const TileOptions& tiles);
+class ProcessGroup;                   // termalign/distributed.h
+const ProcessGroup& single_process();  // this process alone
 
-// Queries Q: n x d, database D: m x d. For each query, the mean of its k largest dot products with D's rows.
-Eigen::VectorXf knn_mean_similarity(const Matrix& Q, const Matrix& D, int k, const TileOptions& tiles);
+// X: n1 x d, Z: n2 x d (row-major, unit rows). One pass over all tiles gives both directions. In a group of
+// processes each scores its share of X's rows (row_share) and all get the same means as one process would.
+NeighbourhoodMeans neighbourhood_means(const Matrix& X, const Matrix& Z, int k, const TileOptions& tiles,
+                                       const ProcessGroup& group = single_process());
+
+// Queries Q: n x d, database D: m x d. For each query, the mean of its k largest dot products with D's rows
+// (shared out by query rows in a group, the result on every process).
+Eigen::VectorXf knn_mean_similarity(const Matrix& Q, const Matrix& D, int k, const TileOptions& tiles,
+                                    const ProcessGroup& group = single_process());
 
 struct Candidate {
   float score = 0;            // CSLS
@@ -52,8 +59,10 @@ struct SelectionOptions {
 };
 
 // CSLS(i, j) = 2 x_i . z_j - source_mean(i) - target_mean(j), selected as the options say and returned in
-// ranks_before order. The result is identical for any number of threads.
+// ranks_before order. The result is identical for any number of threads. In a group of processes each scores its
+// share of X's rows; rank 0 gets the whole result, identical to one process's, and the other ranks nothing.
 std::vector<Candidate> select_csls_candidates(const Matrix& X, const Matrix& Z, const NeighbourhoodMeans& means,
-                                              const SelectionOptions& selection, const TileOptions& tiles);
+                                              const SelectionOptions& selection, const TileOptions& tiles,
+                                              const ProcessGroup& group = single_process());
 
 }  // namespace termalign

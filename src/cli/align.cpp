@@ -125,10 +125,10 @@ std::shared_ptr<AlignOptions> AlignOptions::add(CLI::App* command, bool with_out
   return state;
 }
 
-void add_align_command(CLI::App& app) {
+void add_align_command(CLI::App& app, const ProcessGroup& group) {
   CLI::App* command = app.add_subcommand("align", "Align two term lists and write a ranked, capped submission");
   auto options = AlignOptions::add(command, true);
-  command->callback([options] { run_align(options->resolve()); });
+  command->callback([options, &group] { run_align(options->resolve(), group); });
 }
 
 }  // namespace termalign::cli

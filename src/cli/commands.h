@@ -4,10 +4,13 @@
 
 #include <CLI/CLI.hpp>
 
+#include "termalign/distributed.h"
+
 namespace termalign::cli {
 
 void add_evaluate_command(CLI::App& app);
-void add_align_command(CLI::App& app);
+// Under mpirun, `group` spans the ranks: they share the scoring and rank 0 writes.
+void add_align_command(CLI::App& app, const ProcessGroup& group);
 void add_train_reranker_command(CLI::App& app);
 void add_train_vectors_command(CLI::App& app);
 void add_ablate_command(CLI::App& app);

@@ -2,25 +2,55 @@
 #include <CLI/CLI.hpp>
 #include <exception>
 #include <iostream>
+#include <memory>
 
 #include "commands.h"
 #include "termalign/error.h"
 #include "termalign/logging.h"
 #include "termalign/resources.h"
+#ifdef TERMALIGN_WITH_MPI
+#include "termalign/mpi_group.h"
+#endif
+
+namespace {
+
+int run(int argc, char** argv, const termalign::ProcessGroup& group);
+
+}  // namespace
 
 int main(int argc, char** argv) {
   termalign::install_interrupt_handlers();  // SIGINT / SIGTERM: remove temporary files, exit 130
-  CLI::App app{"termalign: align bilingual terminology with word embeddings (BUCC 2022 shared task)"};
+#ifdef TERMALIGN_WITH_MPI
+  if (termalign::launched_by_mpi()) {
+    const termalign::MpiSession session(&argc, &argv);
+    const termalign::ProcessGroup& group = session.group();
+    if (group.size() > 1) termalign::set_log_prefix("rank " + std::to_string(group.rank()));
+    const int code = run(argc, argv, group);
+    // A rank that failed has said why; ending every rank keeps the others from waiting for it forever.
+    if (code != 0) session.abort(code);
+    return 0;
+  }
+#endif
+  return run(argc, argv, termalign::single_process());
+}
+
+namespace {
+
+int run(int argc, char** argv, const termalign::ProcessGroup& group) {  CLI::App app{"termalign: align bilingual terminology with word embeddings (BUCC 2022 shared task)"};
   app.require_subcommand(1);
   app.fallthrough();
   app.set_version_flag("--version", "termalign 0.1.0");
   bool verbose = false, quiet = false;
   app.add_flag("-v,--verbose", verbose, "Debug-level logging on stderr");
   app.add_flag("-q,--quiet", quiet, "Only warnings and errors on stderr");
-  app.parse_complete_callback([&] { termalign::set_verbosity(quiet ? -1 : verbose ? 1 : 0); });
+  app.parse_complete_callback([&] {
+    termalign::set_verbosity(quiet ? -1 : verbose ? 1 : 0);
+    // Every rank runs the same steps: rank 0 tells how they go, the others only their errors (all with -v).
+    if (!group.is_root() && !verbose) termalign::logger().set_level(spdlog::level::err);
+  });
 
   termalign::cli::add_evaluate_command(app);
-  termalign::cli::add_align_command(app);
+  termalign::cli::add_align_command(app, group);
   termalign::cli::add_train_reranker_command(app);
   termalign::cli::add_train_vectors_command(app);
   termalign::cli::add_ablate_command(app);
@@ -42,3 +72,5 @@ int main(int argc, char** argv) {
   }
   return 0;
 }
+
+}  // namespace

@@ -60,6 +60,17 @@ class BoundedHeaps {
     bounds_[slot] = score_of(heap[0]);
   }
 
+  // All slots' items, slot after slot (`capacity` each), for a ProcessGroup to merge.
+  std::vector<T>& items() { return items_; }
+  // Restores the heaps and bounds after items() was changed (each slot in any order).
+  void rebuild() {
+    for (std::size_t slot = 0; slot < slots() && capacity_ > 0; ++slot) {
+      T* heap = items_.data() + slot * capacity_;
+      std::make_heap(heap, heap + capacity_, before_);  // the worst at the root, as offer() keeps it
+      bounds_[slot] = score_of(heap[0]);
+    }
+  }
+
   // Offers every item `other` keeps in each slot: afterwards this keeps the best of both.
   void merge(const BoundedHeaps& other) {
     for (std::size_t slot = 0; slot < slots(); ++slot)
