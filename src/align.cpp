@@ -330,17 +330,6 @@ CandidateSet generate_candidates(const AlignConfig& config, bool full_evidence, 
   tiles.cols = config.scoring.tile_cols;
   tiles.threads = threads;
   guard_scoring_memory(X.vectors, Z.vectors, config, tiles);  // smaller tiles, or a resources error (exit 5)
-  NeighbourhoodMeans means;
-  if (config.scoring.neighbourhood == Neighbourhood::terms) {
-    means = neighbourhood_means(X.vectors, Z.vectors, config.scoring.k, tiles, group);
-  } else {
-    const std::size_t n = config.scoring.neighbourhood_words;
-    means.source = knn_mean_similarity(X.vectors, frequent_rows(target, n, mapping.target_transform),
-                                       config.scoring.k, tiles, group);
-    means.target = knn_mean_similarity(Z.vectors, frequent_rows(source, n, mapping.source_transform),
-                                       config.scoring.k, tiles, group);
-  }
-
   result.cap = submission_cap(source_terms.size(), target_terms.size());
   if (config.ranking.cap > 0) result.cap = std::min(result.cap, config.ranking.cap);
   stats.cap = result.cap;
@@ -353,7 +342,23 @@ CandidateSet generate_candidates(const AlignConfig& config, bool full_evidence, 
   selection.top_m = config.ranking.top_m;
   selection.mutual_m = config.ranking.mutual_m;
   selection.limit = orthographic && selection.top_m > 0 ? 0 : result.cap;  // rescoring may reorder: cut later
-  std::vector<Candidate> candidates = select_csls_candidates(X.vectors, Z.vectors, means, selection, tiles, group);
+
+  NeighbourhoodMeans means;
+  std::vector<Candidate> candidates;
+  if (config.scoring.neighbourhood == Neighbourhood::terms) {
+    // Neighbourhoods and selection in one pass over the similarities where the selection allows it.
+    CslsSelection scored = csls_select(X.vectors, Z.vectors, config.scoring.k, selection, tiles,
+                                       config.scoring.candidate_pool, group);
+    means = std::move(scored.means);
+    candidates = std::move(scored.candidates);
+  } else {
+    const std::size_t n = config.scoring.neighbourhood_words;
+    means.source = knn_mean_similarity(X.vectors, frequent_rows(target, n, mapping.target_transform),
+                                       config.scoring.k, tiles, group);
+    means.target = knn_mean_similarity(Z.vectors, frequent_rows(source, n, mapping.source_transform),
+                                       config.scoring.k, tiles, group);
+    candidates = select_csls_candidates(X.vectors, Z.vectors, means, selection, tiles, group);
+  }
   // Each target term's own best sources: candidates from the other direction, and their rank as evidence.
   std::unordered_map<std::uint64_t, float> reverse_rank;
   if (full_evidence && selection.top_m > 0) {

@@ -45,6 +45,7 @@ void visit_options(Config& config, Visitor&& visit) {
   visit("scoring", "k", config.scoring.k);
   visit("scoring", "neighbourhood", config.scoring.neighbourhood);
   visit("scoring", "neighbourhood_words", config.scoring.neighbourhood_words);
+  visit("scoring", "candidate_pool", config.scoring.candidate_pool);
   visit("scoring", "tile_rows", config.scoring.tile_rows);
   visit("scoring", "tile_cols", config.scoring.tile_cols);
   visit("scoring", "threads", config.scoring.threads);

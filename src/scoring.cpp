@@ -186,6 +186,13 @@ void merge_across(const ProcessGroup& group, Heaps& heaps) {
   heaps.rebuild();
 }
 
+// The per-row values of every process's share, in row order, on every process.
+Eigen::VectorXf gathered(const ProcessGroup& group, const Eigen::VectorXf& own) {
+  if (group.size() == 1) return own;
+  const std::vector<float> all = group.all_gather(std::vector<float>(own.data(), own.data() + own.size()));
+  return Eigen::Map<const Eigen::VectorXf>(all.data(), static_cast<Eigen::Index>(all.size()));
+}
+
 // One pass over the tiles of this process's share of X's rows, keeping the k largest similarities of each of its
 // rows and, when `with_columns`, of each row of Z (per-thread, then per-process column structures merged). k is
 // clipped to the other side's size. Every process gets the means of all rows.
@@ -226,17 +233,67 @@ NeighbourhoodMeans scan_neighbourhoods(const Matrix& X, const Matrix& Z, int k, 
         });
   }
   NeighbourhoodMeans means;
-  const Eigen::VectorXf own = slot_means(row_top);
-  means.source = group.size() == 1 ? own : [&] {
-    const std::vector<float> all = group.all_gather(std::vector<float>(own.data(), own.data() + own.size()));
-    return Eigen::VectorXf(Eigen::Map<const Eigen::VectorXf>(all.data(), static_cast<Eigen::Index>(all.size())));
-  }();
+  means.source = gathered(group, slot_means(row_top));
   if (with_columns) {
     TopValues columns = column_top.merged();
     merge_across(group, columns);
     means.target = slot_means(columns);
   }
   return means;
+}
+
+// The fused pass of csls_select over this process's share [row_begin, row_end) of X's rows: each row keeps its
+// k largest similarities (row_top) and its best targets by the key 2 x.z_j - floor_j (pool: score = the key,
+// cosine = the similarity); each column keeps its k largest values (columns, merged across threads, then across
+// the group).
+void scan_pools(const Matrix& X, std::size_t row_begin, std::size_t row_end, const Matrix& Z,
+                const Eigen::VectorXf& floors, const TileOptions& tiles, const ProcessGroup& group,
+                TopValues& row_top, TopCandidates& pool, TopValues& columns) {
+  const int threads = resolve_threads(tiles.threads);
+  const std::size_t n2 = static_cast<std::size_t>(Z.rows()), column_k = columns.capacity();
+  PerSlot<TopValues> column_top(static_cast<std::size_t>(threads), [&] {
+    return TopValues(n2, column_k, -std::numeric_limits<float>::infinity());
+  });
+  if (row_end > row_begin) {
+    for_each_tile(
+        X, row_begin, row_end, Z, tiles, threads,
+        [&](std::size_t slot, std::size_t first_row, std::size_t first_col, const Tile& tile) {
+          TopValues& column_values = column_top[slot];
+          const std::size_t first_slot = first_row - row_begin;
+          const float* row_bounds = row_top.bounds() + first_slot;
+          const float* pool_bounds = pool.bounds() + first_slot;
+          float keys[kChunk];
+          for (Eigen::Index j = 0; j < tile.rows(); ++j) {
+            const std::size_t column = first_col + static_cast<std::size_t>(j);
+            const float* similarities = tile.row(j).data();
+            const float floor = floors[static_cast<Eigen::Index>(column)];
+            for (Eigen::Index chunk = 0; chunk < tile.cols(); chunk += kChunk) {
+              const Eigen::Index count = std::min(kChunk, tile.cols() - chunk);
+              const float column_bound = column_values.bounds()[column];
+              int hit = 0;
+              for (Eigen::Index t = 0; t < count; ++t) {
+                const float s = similarities[chunk + t];
+                keys[t] = 2.0f * s - floor;
+                hit |= (s >= column_bound) | (s >= row_bounds[chunk + t]) | (keys[t] >= pool_bounds[chunk + t]);
+              }
+              if (!hit) continue;
+              for (Eigen::Index t = 0; t < count; ++t) {
+                const float s = similarities[chunk + t];
+                const std::size_t row_slot = first_slot + static_cast<std::size_t>(chunk + t);
+                if (s > row_bounds[chunk + t]) row_top.offer(row_slot, s);
+                if (s > column_values.bounds()[column]) column_values.offer(column, s);
+                // >=: an equal key may still rank before the pool's worst by its indices; offer() decides.
+                if (keys[t] >= pool_bounds[chunk + t]) {
+                  pool.offer(row_slot, Candidate{keys[t], s, static_cast<std::uint32_t>(row_begin + row_slot),
+                                                 static_cast<std::uint32_t>(column)});
+                }
+              }
+            }
+          }
+        });
+  }
+  columns = column_top.merged();
+  merge_across(group, columns);
 }
 
 }  // namespace
@@ -347,6 +404,107 @@ std::vector<Candidate> select_csls_candidates(const Matrix& X, const Matrix& Z, 
   }
   logger().debug("CSLS selection: {} x {} terms, {} candidate pairs kept", n1, n2, kept.size());
   return kept;
+}
+
+CslsSelection csls_select(const Matrix& X, const Matrix& Z, int k, const SelectionOptions& selection,
+                          const TileOptions& tiles, std::size_t pool, const ProcessGroup& group) {
+  CslsSelection result;
+  const std::size_t n1 = static_cast<std::size_t>(X.rows()), n2 = static_cast<std::size_t>(Z.rows());
+  if (selection.top_m == 0 || selection.mutual_m > 0 || n1 == 0 || n2 == 0) {
+    result.means = neighbourhood_means(X, Z, k, tiles, group);
+    result.candidates = select_csls_candidates(X, Z, result.means, selection, tiles, group);
+    return result;
+  }
+  if (k < 1) throw_usage_error("The CSLS neighbourhood k must be at least 1 (got " + std::to_string(k) + ").");
+  check_tiles(tiles);
+  check_indexable(X);
+  check_indexable(Z);
+  const auto [row_begin, row_end] = row_share(n1, group.rank(), group.size());
+  const std::size_t row_k = std::min<std::size_t>(static_cast<std::size_t>(k), n2);
+  const std::size_t column_k = std::min<std::size_t>(static_cast<std::size_t>(k), n1);
+  const std::size_t per_source = std::min(selection.top_m, n2);
+  const std::size_t pool_size = std::min(n2, std::max(pool > 0 ? pool : 4 * selection.top_m, per_source));
+
+  // Floors of r_S from every kSampleStride-th row of X: the k largest of a subset are each at most the k largest
+  // of all rows, so floor_j <= r_S(j) and the key 2 x.z_j - floor_j >= CSLS(x, z_j) + r_T(x).
+  constexpr std::size_t kSampleStride = 8;
+  const std::size_t stride = (n1 + kSampleStride - 1) / kSampleStride >= column_k ? kSampleStride : 1;
+  Matrix sample((static_cast<Eigen::Index>(n1) + static_cast<Eigen::Index>(stride) - 1) /
+                    static_cast<Eigen::Index>(stride),
+                X.cols());
+  for (Eigen::Index r = 0; r < sample.rows(); ++r) sample.row(r) = X.row(r * static_cast<Eigen::Index>(stride));
+  const Eigen::VectorXf floors = scan_neighbourhoods(Z, sample, k, tiles, false, group).source;
+  sample = Matrix();
+
+  const float lowest = -std::numeric_limits<float>::infinity();
+  TopValues row_top(row_end - row_begin, row_k, lowest);
+  TopCandidates pools(row_end - row_begin, pool_size, detail::sentinel_candidate());
+  TopValues columns(n2, column_k, lowest);
+  scan_pools(X, row_begin, row_end, Z, floors, tiles, group, row_top, pools, columns);
+  result.means.source = gathered(group, slot_means(row_top));
+  result.means.target = slot_means(columns);
+  row_top = TopValues(0, 0, lowest);
+
+  // Each row's top_m from its pool when the bound proves that no other target could enter it: for an unseen
+  // target, CSLS <= its key - r_T(x) <= the pool's smallest key - r_T(x). The margin covers the rounding of the
+  // three float expressions (values within [-4, 4], a few ulps of 4.8e-7).
+  constexpr float kMargin = 1e-5f;
+  const float* target_means = result.means.target.data();
+  const int threads = resolve_threads(tiles.threads);
+  std::vector<std::vector<Candidate>> from_pool(pools.slots());
+  std::vector<char> rescore(pools.slots(), 0);
+  parallel_for(pools.slots(), threads, [&](std::size_t slot) {
+    const float row_mean = result.means.source[static_cast<Eigen::Index>(row_begin + slot)];
+    std::vector<Candidate> best(pools.begin(slot), pools.end(slot));
+    for (Candidate& c : best) c.score = 2.0f * c.cosine - row_mean - target_means[c.target];
+    std::partial_sort(best.begin(), best.begin() + static_cast<std::ptrdiff_t>(per_source), best.end(),
+                      ranks_before);
+    best.resize(per_source);
+    const float unseen_bound = pools.worst(slot).score - row_mean;
+    if (pool_size == n2 || unseen_bound + kMargin < best.back().score) {
+      from_pool[slot] = std::move(best);
+    } else {
+      rescore[slot] = 1;
+    }
+  });
+  std::vector<Candidate> kept;
+  std::vector<std::size_t> rows;
+  for (std::size_t slot = 0; slot < pools.slots(); ++slot) {
+    kept.insert(kept.end(), from_pool[slot].begin(), from_pool[slot].end());
+    if (rescore[slot]) rows.push_back(row_begin + slot);
+  }
+  from_pool = {};
+  pools = TopCandidates(0, 0, detail::sentinel_candidate());
+  if (!rows.empty()) {
+    // The similarities do not depend on the tiling or on a row's place (for_each_tile): rescoring these rows on
+    // their own gives the values the full second pass would have.
+    Matrix X_rows(static_cast<Eigen::Index>(rows.size()), X.cols());
+    NeighbourhoodMeans means;
+    means.source.resize(static_cast<Eigen::Index>(rows.size()));
+    means.target = result.means.target;
+    for (std::size_t r = 0; r < rows.size(); ++r) {
+      X_rows.row(static_cast<Eigen::Index>(r)) = X.row(static_cast<Eigen::Index>(rows[r]));
+      means.source[static_cast<Eigen::Index>(r)] = result.means.source[static_cast<Eigen::Index>(rows[r])];
+    }
+    SelectionOptions per_row;
+    per_row.top_m = selection.top_m;
+    for (Candidate c : select_csls_candidates(X_rows, Z, means, per_row, tiles, single_process())) {
+      c.source = static_cast<std::uint32_t>(rows[c.source]);
+      kept.push_back(c);
+    }
+  }
+  result.rescored_rows = rows.size();
+  std::sort(kept.begin(), kept.end(), ranks_before);
+  if (selection.limit > 0 && kept.size() > selection.limit) kept.resize(selection.limit);
+  if (group.size() > 1) {
+    kept = group.gather(kept);
+    std::sort(kept.begin(), kept.end(), ranks_before);
+    if (selection.limit > 0 && kept.size() > selection.limit) kept.resize(selection.limit);
+  }
+  logger().debug("CSLS in one pass: {} x {} terms, pools of {}, {} of {} rows rescored, {} candidate pairs", n1,
+                 n2, pool_size, rows.size(), row_end - row_begin, kept.size());
+  result.candidates = std::move(kept);
+  return result;
 }
 
 }  // namespace termalign

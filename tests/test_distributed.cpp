@@ -213,21 +213,27 @@ TEST_CASE("Distributed CSLS passes give one process's results on rank 0, for any
     std::vector<NeighbourhoodMeans> means(static_cast<std::size_t>(size));
     std::vector<Eigen::VectorXf> knn(static_cast<std::size_t>(size));
     std::vector<std::vector<Candidate>> selected(static_cast<std::size_t>(size));
+    std::vector<termalign::CslsSelection> fused(static_cast<std::size_t>(size));
     run_ranks(size, [&](const ProcessGroup& group) {
       const auto r = static_cast<std::size_t>(group.rank());
       means[r] = termalign::neighbourhood_means(X, Z, k, tiles, group);
       knn[r] = termalign::knn_mean_similarity(Z, X, k, tiles, group);
       selected[r] = termalign::select_csls_candidates(X, Z, means[r], selection, tiles, group);
+      fused[r] = termalign::csls_select(X, Z, k, selection, tiles, 4, group);
     });
     for (int rank = 0; rank < size; ++rank) {
       const auto r = static_cast<std::size_t>(rank);
       REQUIRE(same_vector(means[r].source, single.source));
       REQUIRE(same_vector(means[r].target, single.target));
       REQUIRE(same_vector(knn[r], expected_knn));
+      REQUIRE(same_vector(fused[r].means.source, single.source));
+      REQUIRE(same_vector(fused[r].means.target, single.target));
       if (rank == 0) {
         REQUIRE(same_candidates(selected[r], expected));
+        REQUIRE(same_candidates(fused[r].candidates, expected));
       } else {
         REQUIRE(selected[r].empty());
+        REQUIRE(fused[r].candidates.empty());
       }
     }
   }

@@ -348,3 +348,50 @@ TEST_CASE("bad scoring options are usage errors", "[scoring]") {
   REQUIRE_THROWS_MATCHES(termalign::select_csls_candidates(X, Z, means, {0, 0, 0}, {}), termalign::Error,
                          Catch::Predicate<termalign::Error>(is_usage));
 }
+
+TEST_CASE("The one-pass CSLS selection equals the two passes bit for bit, whatever the pool size", "[scoring]") {
+  // Small pools force rows to be rescored; large ones let the bound prove most rows; both paths must agree with
+  // the two passes exactly (means and candidates), ties included.
+  Matrix X = random_unit_rows(41, 5, 31), Z = random_unit_rows(37, 5, 32);
+  X.row(30) = X.row(4);
+  Z.row(25) = Z.row(7);
+  std::size_t rescored_somewhere = 0, proved_somewhere = 0;
+  for (int k : {1, 3}) {
+    for (const SelectionOptions& selection :
+         {SelectionOptions{1, 0, 0}, SelectionOptions{3, 0, 0}, SelectionOptions{4, 0, 25}}) {
+      const NeighbourhoodMeans means = termalign::neighbourhood_means(X, Z, k, kTilings[0]);
+      const auto expected = termalign::select_csls_candidates(X, Z, means, selection, kTilings[0]);
+      for (std::size_t pool : {1, 2, 4, 9, 37, 100}) {
+        for (const TileOptions& tiles : kTilings) {
+          CAPTURE(k, selection.top_m, selection.limit, pool, tiles.rows, tiles.cols, tiles.threads);
+          const termalign::CslsSelection fused = termalign::csls_select(X, Z, k, selection, tiles, pool);
+          REQUIRE(fused.means.source == means.source);
+          REQUIRE(fused.means.target == means.target);
+          REQUIRE(fused.candidates.size() == expected.size());
+          for (std::size_t r = 0; r < expected.size(); ++r) {
+            REQUIRE(fused.candidates[r].source == expected[r].source);
+            REQUIRE(fused.candidates[r].target == expected[r].target);
+            REQUIRE(fused.candidates[r].score == expected[r].score);
+            REQUIRE(fused.candidates[r].cosine == expected[r].cosine);
+          }
+          if (fused.rescored_rows > 0) ++rescored_somewhere;
+          if (pool < 37 && fused.rescored_rows < 41) ++proved_somewhere;
+        }
+      }
+    }
+  }
+  REQUIRE(rescored_somewhere > 0);  // the exact fallback ran
+  REQUIRE(proved_somewhere > 0);    // and the bound proved rows from a partial pool
+}
+
+TEST_CASE("The one-pass CSLS selection falls back to the two passes for other selections", "[scoring]") {
+  const Matrix X = random_unit_rows(23, 5, 33), Z = random_unit_rows(31, 5, 34);
+  const TileOptions tiles{4, 6, 2};
+  for (const SelectionOptions& selection : {SelectionOptions{0, 0, 17}, SelectionOptions{4, 2, 0}}) {
+    const NeighbourhoodMeans means = termalign::neighbourhood_means(X, Z, 3, tiles);
+    const auto expected = termalign::select_csls_candidates(X, Z, means, selection, tiles);
+    const auto fused = termalign::csls_select(X, Z, 3, selection, tiles, 2);
+    REQUIRE(fused.rescored_rows == 0);
+    require_same_pairs(fused.candidates, expected);
+  }
+}

@@ -65,4 +65,21 @@ std::vector<Candidate> select_csls_candidates(const Matrix& X, const Matrix& Z, 
                                               const SelectionOptions& selection, const TileOptions& tiles,
                                               const ProcessGroup& group = single_process());
 
+struct CslsSelection {
+  NeighbourhoodMeans means;
+  std::vector<Candidate> candidates;  // as select_csls_candidates returns them
+  std::size_t rescored_rows = 0;      // rows whose pool could not be shown to hold their top_m (see below)
+};
+
+// neighbourhood_means then select_csls_candidates, fused into one pass over the similarities when the selection
+// allows it (top_m > 0 and mutual_m = 0): each source row keeps its `pool` largest similarities with their targets,
+// which give its own neighbourhood mean and, once the target means are known, its top_m by CSLS. A row whose pool
+// cannot be shown to hold its true top_m is rescored exactly: an unseen target j has x.z_j <= the pool's smallest
+// similarity s_min, so CSLS(x, z_j) <= 2 s_min - r_T(x) - min r_S, and the pool suffices when its m-th best CSLS is
+// above that. The result is identical to the two passes', for any pool size (pool = 0: 4 top_m, at least k); with
+// other selections the two passes run.
+CslsSelection csls_select(const Matrix& X, const Matrix& Z, int k, const SelectionOptions& selection,
+                          const TileOptions& tiles, std::size_t pool = 0,
+                          const ProcessGroup& group = single_process());
+
 }  // namespace termalign

@@ -58,6 +58,9 @@ std::shared_ptr<AlignOptions> AlignOptions::add(CLI::App* command, bool with_out
       command, "--neighbourhood-words", "With --neighbourhood vocabulary: frequent words per side",
       [](AlignConfig & c) -> auto& { return c.scoring.neighbourhood_words; });
   a.option(
+      command, "--candidate-pool", "One-pass CSLS: targets kept per source term (0 = 4 x top_m); speed only",
+      [](AlignConfig & c) -> auto& { return c.scoring.candidate_pool; });
+  a.option(
       command, "--tile-rows", "Source terms per scoring tile",
       [](AlignConfig & c) -> auto& { return c.scoring.tile_rows; });
   a.option(
