@@ -1,4 +1,4 @@
-// Throughput of the two CSLS passes next to plain Eigen GEMMs of the same shapes (2 n1 n2 d flops a pass), at
+// Throughput of the two CSLS passes, and of the fused one-pass selection, next to plain Eigen GEMMs of the same shapes (2 n1 n2 d flops a pass), at
 // d = 300 and n1 = n2 = n. Run: bench_scoring [--benchmark_filter=...]. The thread count is OpenMP's default
 // (OMP_NUM_THREADS); the tiles are the library's defaults unless TERMALIGN_BENCH_TILE_ROWS / _COLS are set.
 #include <benchmark/benchmark.h>
@@ -105,6 +105,26 @@ void BM_SelectCandidates(benchmark::State& state) {
   report(state, n);
 }
 
+// What `termalign align` runs by default: neighbourhoods and selection fused (csls_select), so usually about one
+// pass over the similarities plus an eighth for the floors. Its GFLOP/s count the flops of the two passes it
+// replaces (4 n^2 d), so it can exceed the GEMM's.
+void BM_CslsOnePass(benchmark::State& state) {
+  const int n = static_cast<int>(state.range(0));
+  const termalign::Matrix X = random_unit_rows(n, 1), Z = random_unit_rows(n, 2);
+  const termalign::TileOptions tiles = bench_tiles();
+  const termalign::SelectionOptions selection{10, 0, static_cast<std::size_t>(10 * n)};
+  std::size_t rescored = 0;
+  for (auto _ : state) {
+    const termalign::CslsSelection result = termalign::csls_select(X, Z, 10, selection, tiles);
+    rescored = result.rescored_rows;
+    benchmark::DoNotOptimize(result.candidates.data());
+  }
+  report(state, n);
+  state.counters["GFLOP/s"] =
+      benchmark::Counter(2 * 2.0 * n * n * kDim * 1e-9, benchmark::Counter::kIsIterationInvariantRate);
+  state.counters["rescored_rows"] = static_cast<double>(rescored);
+}
+
 void sizes(benchmark::internal::Benchmark* benchmark) {
   for (int n : {2000, 10000, 20000, 40000}) benchmark->Arg(n);
   benchmark->Unit(benchmark::kMillisecond)->UseRealTime();
@@ -116,5 +136,6 @@ BENCHMARK(BM_PlainGemmTiles)->Apply(sizes);
 BENCHMARK(BM_EigenGemm)->Apply(sizes);
 BENCHMARK(BM_NeighbourhoodMeans)->Apply(sizes);
 BENCHMARK(BM_SelectCandidates)->Apply(sizes);
+BENCHMARK(BM_CslsOnePass)->Apply(sizes);
 
 BENCHMARK_MAIN();

@@ -83,7 +83,7 @@ OMP_NUM_THREADS=2 "$BUILD/bench_scoring" --benchmark_format=json --benchmark_out
   --benchmark_filter='^BM_[A-Za-z]+/(2000|10000|40000)/|^BM_NeighbourhoodMeans/20000/' >/dev/null
 step "c. scoring kernel, 1 thread: n = 10000"
 OMP_NUM_THREADS=1 "$BUILD/bench_scoring" --benchmark_format=json --benchmark_out="$RESULTS/scoring_1.json" \
-  --benchmark_filter='^BM_(PlainGemmTiles|NeighbourhoodMeans|SelectCandidates)/10000/' >/dev/null
+  --benchmark_filter='^BM_(PlainGemmTiles|NeighbourhoodMeans|SelectCandidates|CslsOnePass)/10000/' >/dev/null
 
 # align with /usr/bin/time -v: align DATA NAME THREADS
 run_align() {
@@ -169,16 +169,21 @@ lines = ["# Throughput benchmarks", "",
            if float(machine["load_start"].split()[0]) > 1 else []),
          "## a. Scoring kernel (2 threads, |D1| = |D2| = n, 2 n^2 d flops a pass)", "",
          "| n | Eigen GEMM, own threads (GFLOP/s) | GEMM, same tiles (GFLOP/s) | neighbourhood pass (GFLOP/s) | "
-         "selection pass (GFLOP/s) | both passes (GFLOP/s) | both / best GEMM |",
-         "|---|---|---|---|---|---|---|"]
-ratios = {}
+         "selection pass (GFLOP/s) | both passes (GFLOP/s) | both / best GEMM | one pass, effective (GFLOP/s) | "
+         "one pass / best GEMM |",
+         "|---|---|---|---|---|---|---|---|---|"]
+ratios, fused_ratios = {}, {}
 for n in (2000, 10000, 40000):
     eigen, tiles = two["EigenGemm", n][1], two["PlainGemmTiles", n][1]
     means, select = two["NeighbourhoodMeans", n], two["SelectCandidates", n]
     both = 2 * 2.0 * n * n * 300 / (means[0] + select[0]) * 1e-9
     ratios[n] = both / max(eigen, tiles)
+    fused = two["CslsOnePass", n][1]
+    fused_ratios[n] = fused / max(eigen, tiles)
     lines.append(f"| {n} | {eigen:.1f} | {tiles:.1f} | {means[1]:.1f} | {select[1]:.1f} | {both:.1f} | "
-                 f"{ratios[n]:.0%} |")
+                 f"{ratios[n]:.0%} | {fused:.1f} | {fused_ratios[n]:.0%} |")
+lines += ["", "The one pass (`csls_select`, what `align` runs) gives the same candidates as the two passes; its "
+          "effective GFLOP/s count the two passes' flops (4 n^2 d)."]
 
 align2, align1, numpy = timed("align-20k-2"), timed("align-20k-1"), timed("numpy-20k")
 faiss_best = float(open(f"{results}/faiss-20k.txt").read().split("best")[1])
@@ -195,9 +200,11 @@ lines += ["", "## b. End to end, 20k x 20k terms (30000 words per language), 2 t
 
 kernel1 = one["NeighbourhoodMeans", 10000][0] + one["SelectCandidates", 10000][0]
 kernel2 = two["NeighbourhoodMeans", 10000][0] + two["SelectCandidates", 10000][0]
+fused1, fused2 = one["CslsOnePass", 10000][0], two["CslsOnePass", 10000][0]
 gemm1, gemm2 = one["PlainGemmTiles", 10000][0], two["PlainGemmTiles", 10000][0]
 lines += ["", "## c. Thread scaling", "", "| run | 1 thread (s) | 2 threads (s) | speed-up |", "|---|---|---|---|",
           f"| both CSLS passes, n = 10000 | {kernel1:.2f} | {kernel2:.2f} | {kernel1 / kernel2:.2f} |",
+          f"| one-pass CSLS, n = 10000 | {fused1:.2f} | {fused2:.2f} | {fused1 / fused2:.2f} |",
           f"| GEMM, same tiles, n = 10000 | {gemm1:.2f} | {gemm2:.2f} | {gemm1 / gemm2:.2f} |",
           f"| `termalign align` 20k x 20k | {align1[0]:.2f} | {align2[0]:.2f} | {align1[0] / align2[0]:.2f} |"]
 
@@ -215,7 +222,8 @@ met = lambda ok: "met" if ok else "**not met**"
 worst_ratio = min(ratios.values())
 lines += ["", "## Targets", "", "| target | measured | |", "|---|---|---|",
           f"| both CSLS passes >= 70 % of the plain GEMM (n = 2k, 10k, 40k) | "
-          f"{', '.join(f'{ratios[n]:.0%}' for n in (2000, 10000, 40000))} | {met(worst_ratio >= 0.7)} |",
+          f"{', '.join(f'{ratios[n]:.0%}' for n in (2000, 10000, 40000))} (one pass: "
+          f"{', '.join(f'{fused_ratios[n]:.0%}' for n in (2000, 10000, 40000))}) | {met(worst_ratio >= 0.7)} |",
           f"| align 20k x 20k >= 10x faster than NumPy | {numpy[0] / align2[0]:.1f}x | {met(numpy[0] / align2[0] >= 10)} |",
           f"| neighbourhood pass faster than faiss | {ours_neighbourhood:.2f} s vs {faiss_best:.2f} s | "
           f"{met(ours_neighbourhood < faiss_best)} |",
