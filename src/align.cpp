@@ -1,6 +1,7 @@
 #include "termalign/align.h"
 
 #include <algorithm>
+#include <cmath>
 #include <chrono>
 #include <memory>
 #include <numeric>
@@ -66,6 +67,89 @@ std::size_t seed_matrices(const PairList& seed, const Embeddings& source, const 
   Xs.conservativeResize(usable, Eigen::NoChange);
   Zt.conservativeResize(usable, Eigen::NoChange);
   return static_cast<std::size_t>(usable);
+}
+
+// Both languages' vectors, which must have the same dimension.
+void load_pair(const std::string& source_path, const std::string& target_path,
+               const std::vector<std::string>& source_words, const std::vector<std::string>& target_words,
+               const AlignConfig& config, Embeddings& source, Embeddings& target) {
+  source = load_side(source_path, source_words, config);
+  target = load_side(target_path, target_words, config);
+  if (source.dim() != target.dim()) {
+    throw_input_error(target_path, 0,
+                      "the vectors have dimension " + std::to_string(target.dim()) + " but the source vectors (" +
+                          source_path + ") have dimension " + std::to_string(source.dim()) +
+                          "; both languages need vectors of the same dimension.");
+  }
+}
+
+// Normalises both sides in place and fits the mapping on the seed pairs they both know.
+Mapping fit_seed_mapping(const PairList& seed, const AlignConfig& config, Embeddings& source, Embeddings& target,
+                         std::size_t& usable) {
+  Mapping mapping;
+  mapping.source.kind = mapping.target.kind = config.mapping.normalization;
+  mapping.source.fit_apply(source.vectors);
+  mapping.target.fit_apply(target.vectors);
+  Matrix Xs, Zt;
+  usable = seed_matrices(seed, source, target, mapping, Xs, Zt);
+  logger().info("{} of {} seed pairs have both sides in {} and {}", usable, seed.pairs.size(), source.path,
+                target.path);
+  if (usable < config.mapping.min_seed_pairs) {
+    throw_input_error(config.input.seed, 0,
+                      "only " + std::to_string(usable) + " of " + std::to_string(seed.pairs.size()) +
+                          " seed pairs have both words in the vectors; at least " +
+                          std::to_string(config.mapping.min_seed_pairs) +
+                          " are needed (min_seed_pairs). Check that the seed lexicon and the vectors are of "
+                          "the two languages, in that order.");
+  }
+  Mapping fitted = fit_mapping(Xs, Zt, source.vectors, target.vectors, config.mapping, config.scoring.threads);
+  mapping.source_transform = std::move(fitted.source_transform);
+  mapping.target_transform = std::move(fitted.target_transform);
+  return mapping;
+}
+
+// Unit rows of a list's terms in a mapped space.
+ComposedTerms compose_mapped(const TermList& list, const TermComposer& composer, const Matrix& transform,
+                             int threads) {
+  ComposedTerms composed = compose_terms(list.terms, composer, threads);
+  composed.vectors = composed.vectors * transform;
+  normalize_rows(composed.vectors);
+  return composed;
+}
+
+// Side by side: (sqrt(1 - w) general row, sqrt(w) corpus row), renormalised, for every term usable in either space,
+// so that the dot product of two terms known in both is (1 - w) general cosine + w corpus cosine. A space that
+// does not know a term leaves a zero block.
+ComposedTerms combine_spaces(const ComposedTerms& general, const ComposedTerms& corpus, std::size_t terms,
+                             double corpus_weight) {
+  constexpr std::int64_t kAbsent = -1;
+  std::vector<std::int64_t> general_row(terms, kAbsent), corpus_row(terms, kAbsent);
+  for (std::size_t r = 0; r < general.term_ids.size(); ++r) general_row[general.term_ids[r]] = static_cast<std::int64_t>(r);
+  for (std::size_t r = 0; r < corpus.term_ids.size(); ++r) corpus_row[corpus.term_ids[r]] = static_cast<std::int64_t>(r);
+  const Eigen::Index general_dim = general.vectors.cols(), corpus_dim = corpus.vectors.cols();
+  const float general_scale = static_cast<float>(std::sqrt(1.0 - corpus_weight));
+  const float corpus_scale = static_cast<float>(std::sqrt(corpus_weight));
+  ComposedTerms combined;
+  combined.vectors = Matrix::Zero(static_cast<Eigen::Index>(terms), general_dim + corpus_dim);
+  Eigen::Index rows = 0;
+  for (std::size_t id = 0; id < terms; ++id) {
+    auto row = combined.vectors.row(rows);
+    if (general_row[id] != kAbsent)
+      row.head(general_dim) = general_scale * general.vectors.row(static_cast<Eigen::Index>(general_row[id]));
+    if (corpus_row[id] != kAbsent)
+      row.tail(corpus_dim) = corpus_scale * corpus.vectors.row(static_cast<Eigen::Index>(corpus_row[id]));
+    const float norm = row.norm();
+    if (norm > 0) {
+      row /= norm;
+      combined.term_ids.push_back(static_cast<std::uint32_t>(id));
+      ++rows;
+    } else {
+      row.setZero();
+      combined.unusable.push_back(static_cast<std::uint32_t>(id));
+    }
+  }
+  combined.vectors.conservativeResize(rows, Eigen::NoChange);
+  return combined;
 }
 
 // The first n rows of the (file-ordered) vectors, mapped into the shared space, unit rows.
@@ -266,36 +350,13 @@ CandidateSet generate_candidates(const AlignConfig& config, bool full_evidence, 
     collect_words(seed_targets, target_words);
   }
 
-  Embeddings source = load_side(config.input.src_vectors, source_words, config);
-  Embeddings target = load_side(config.input.tgt_vectors, target_words, config);
-  if (source.dim() != target.dim()) {
-    throw_input_error(config.input.tgt_vectors, 0,
-                      "the vectors have dimension " + std::to_string(target.dim()) + " but the source vectors (" +
-                          config.input.src_vectors + ") have dimension " + std::to_string(source.dim()) +
-                          "; both languages need vectors of the same dimension.");
-  }
+  Embeddings source, target;
+  load_pair(config.input.src_vectors, config.input.tgt_vectors, source_words, target_words, config, source, target);
 
   Mapping mapping;
   if (fit) {
-    mapping.source.kind = mapping.target.kind = config.mapping.normalization;
-    mapping.source.fit_apply(source.vectors);
-    mapping.target.fit_apply(target.vectors);
-    Matrix Xs, Zt;
     stats.seed_pairs = seed.pairs.size();
-    stats.seed_pairs_usable = seed_matrices(seed, source, target, mapping, Xs, Zt);
-    logger().info("{} of {} seed pairs have both sides in the vectors", stats.seed_pairs_usable, stats.seed_pairs);
-    if (stats.seed_pairs_usable < config.mapping.min_seed_pairs) {
-      throw_input_error(config.input.seed, 0,
-                        "only " + std::to_string(stats.seed_pairs_usable) + " of " +
-                            std::to_string(stats.seed_pairs) +
-                            " seed pairs have both words in the vectors; at least " +
-                            std::to_string(config.mapping.min_seed_pairs) +
-                            " are needed (min_seed_pairs). Check that the seed lexicon and the vectors are of "
-                            "the two languages, in that order.");
-    }
-    Mapping fitted = fit_mapping(Xs, Zt, source.vectors, target.vectors, config.mapping, config.scoring.threads);
-    mapping.source_transform = std::move(fitted.source_transform);
-    mapping.target_transform = std::move(fitted.target_transform);
+    mapping = fit_seed_mapping(seed, config, source, target, stats.seed_pairs_usable);
     if (!config.output.save_mapping.empty()) save_mapping(config.output.save_mapping, mapping);
   } else {
     mapping = load_mapping(config.output.mapping);
@@ -313,17 +374,40 @@ CandidateSet generate_candidates(const AlignConfig& config, bool full_evidence, 
   const int threads = config.scoring.threads;
   const TermComposer source_composer(source, mapping.source, config.composition);
   const TermComposer target_composer(target, mapping.target, config.composition);
-  ComposedTerms X = compose_terms(source_terms.terms, source_composer, threads);
-  ComposedTerms Z = compose_terms(target_terms.terms, target_composer, threads);
+  ComposedTerms X = compose_mapped(source_terms, source_composer, mapping.source_transform, threads);
+  ComposedTerms Z = compose_mapped(target_terms, target_composer, mapping.target_transform, threads);
+  if (!config.input.src_corpus_vectors.empty()) {
+    // The corpus-trained vectors: their own normalisation and mapping from the same seed, then side by side.
+    Embeddings corpus_source, corpus_target;
+    load_pair(config.input.src_corpus_vectors, config.input.tgt_corpus_vectors, source_words, target_words, config,
+              corpus_source, corpus_target);
+    std::size_t usable = 0;
+    const Mapping corpus_mapping = fit_seed_mapping(seed, config, corpus_source, corpus_target, usable);
+    const TermComposer corpus_source_composer(corpus_source, corpus_mapping.source, config.composition);
+    const TermComposer corpus_target_composer(corpus_target, corpus_mapping.target, config.composition);
+    X = combine_spaces(X, compose_mapped(source_terms, corpus_source_composer, corpus_mapping.source_transform, threads),
+                       source_terms.size(), config.input.corpus_weight);
+    Z = combine_spaces(Z, compose_mapped(target_terms, corpus_target_composer, corpus_mapping.target_transform, threads),
+                       target_terms.size(), config.input.corpus_weight);
+    logger().info("combined with the corpus vectors (weight {}): {} source and {} target terms usable",
+                  config.input.corpus_weight, X.term_ids.size(), Z.term_ids.size());
+  }
   log_unusable("source", source_terms, X);
   log_unusable("target", target_terms, Z);
-  X.vectors = X.vectors * mapping.source_transform;
-  Z.vectors = Z.vectors * mapping.target_transform;
-  normalize_rows(X.vectors);
-  normalize_rows(Z.vectors);
   stats.source_usable = X.term_ids.size();
   stats.target_usable = Z.term_ids.size();
   require_same_terms(X, Z, group);
+  // The re-ranker needs every piece of evidence; the orthographic bonus only the spellings. Reverse ranks and word
+  // alignments cost a scoring pass and token matrices: they are computed only for the re-ranker.
+  full_evidence = full_evidence || !config.input.reranker.empty();
+  if (!full_evidence && config.scoring.neighbourhood == Neighbourhood::terms) {
+    // Nothing after this point needs the word vectors or a .bin model's subword vectors: freeing them before the
+    // scoring lowers its peak memory (by gigabytes with .bin models).
+    for (Embeddings* side : {&source, &target}) {
+      side->vectors = Matrix();
+      side->subwords.reset();
+    }
+  }
 
   TileOptions tiles;
   tiles.rows = config.scoring.tile_rows;
@@ -334,9 +418,6 @@ CandidateSet generate_candidates(const AlignConfig& config, bool full_evidence, 
   if (config.ranking.cap > 0) result.cap = std::min(result.cap, config.ranking.cap);
   stats.cap = result.cap;
   result.per_source = config.ranking.top_m;
-  // The re-ranker needs every piece of evidence; the orthographic bonus only the spellings. Reverse ranks and word
-  // alignments cost a scoring pass and token matrices: they are computed only for the re-ranker.
-  full_evidence = full_evidence || !config.input.reranker.empty();
   const bool orthographic = full_evidence || uses_orthography(config);
   SelectionOptions selection;
   selection.top_m = config.ranking.top_m;

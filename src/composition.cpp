@@ -5,6 +5,7 @@
 #include "termalign/io.h"
 #include "termalign/logging.h"
 #include "termalign/parallel.h"
+#include "termalign/train_vectors.h"
 
 namespace termalign {
 
@@ -88,7 +89,11 @@ bool TermComposer::add_token(const std::string& token, RowVector& sum, int& coun
 bool TermComposer::compose(const std::string& term, RowVector& out) const {
   RowVector sum = RowVector::Zero(embeddings_.dim());
   int count = 0;
-  for (const auto& word : split_words(term)) add_token(word, sum, count);
+  const auto words = split_words(term);
+  // Vectors trained with the term joined into one token know the term itself: its own vector comes first.
+  if (!(options_.joined_terms && words.size() > 1 && add_known(joined_term_token(term), sum, count))) {
+    for (const auto& word : words) add_token(word, sum, count);
+  }
   const float norm = sum.norm();
   if (count == 0 || !(norm > 0)) return false;
   out = sum / norm;  // the mean's direction: renormalised, the 1/count factor cancels
@@ -136,7 +141,12 @@ void collect_words(const std::vector<std::string>& terms, std::vector<std::strin
     if (seen.insert(word).second) words.push_back(word);
   };
   for (const auto& term : terms) {
-    for (const auto& word : split_words(term)) {
+    const auto term_words = split_words(term);
+    if (term_words.size() > 1) {  // a multi-word term's own token, in vectors trained with it joined
+      add(joined_term_token(term));
+      add(to_lower(joined_term_token(term)));
+    }
+    for (const auto& word : term_words) {
       add(word);
       add(to_lower(word));
       for (const auto& piece : split_compound(word)) {

@@ -26,6 +26,9 @@ void visit_options(Config& config, Visitor&& visit) {
   visit("input", "tgt_terms", config.input.tgt_terms);
   visit("input", "most_frequent", config.input.most_frequent);
   visit("input", "reranker", config.input.reranker);
+  visit("input", "src_corpus_vectors", config.input.src_corpus_vectors);
+  visit("input", "tgt_corpus_vectors", config.input.tgt_corpus_vectors);
+  visit("input", "corpus_weight", config.input.corpus_weight);
   visit("output", "out", config.output.out);
   visit("output", "scores", config.output.scores);
   visit("output", "save_mapping", config.output.save_mapping);
@@ -42,6 +45,7 @@ void visit_options(Config& config, Visitor&& visit) {
   visit("composition", "lowercase_fallback", config.composition.lowercase_fallback);
   visit("composition", "split_compounds", config.composition.split_compounds);
   visit("composition", "subword_oov", config.composition.subword_oov);
+  visit("composition", "joined_terms", config.composition.joined_terms);
   visit("scoring", "k", config.scoring.k);
   visit("scoring", "neighbourhood", config.scoring.neighbourhood);
   visit("scoring", "neighbourhood_words", config.scoring.neighbourhood_words);
@@ -58,7 +62,7 @@ void visit_options(Config& config, Visitor&& visit) {
 }
 
 bool is_path_option(const std::string& section, const std::string& key) {
-  return section == "input" ? key != "most_frequent" : section == "output";
+  return section == "input" ? key != "most_frequent" && key != "corpus_weight" : section == "output";
 }
 
 template <class Enum>
@@ -154,6 +158,16 @@ void AlignConfig::validate() const {
   require(mapping.refine_iterations == 0 || mapping.refine_words >= 1,
           "Self-learning refinement needs refine_words of at least 1.");
   require(orthography.weight >= 0, "The orthographic weight cannot be negative.");
+  require(input.src_corpus_vectors.empty() == input.tgt_corpus_vectors.empty(),
+          "Corpus vectors are combined for both languages or neither: give both --src-corpus-vectors and "
+          "--tgt-corpus-vectors.");
+  require(input.corpus_weight >= 0 && input.corpus_weight <= 1,
+          "corpus_weight must be between 0 and 1 (got " + std::to_string(input.corpus_weight) + ").");
+  require(input.src_corpus_vectors.empty() || scoring.neighbourhood == Neighbourhood::terms,
+          "Combined corpus vectors need neighbourhood = \"terms\" (the vocabulary neighbourhoods are words of the "
+          "general vectors alone).");
+  require(input.src_corpus_vectors.empty() || output.mapping.empty(),
+          "Combining corpus vectors fits a second mapping from the seed lexicon: it cannot be used with --mapping.");
 }
 
 namespace {

@@ -1,3 +1,4 @@
+#include <algorithm>
 #include <catch2/catch.hpp>
 #include <cstdio>
 #include <filesystem>
@@ -158,4 +159,49 @@ TEST_CASE("A failing second output leaves the previous submission as it was", "[
   CHECK_THROWS_WITH(run_align(config), Catch::Contains("no-such-folder"));
   CHECK(read_file(config.output.out) == "previous\tsubmission\n");
   CHECK_FALSE(std::filesystem::exists(config.output.out + ".config.toml"));
+}
+
+TEST_CASE("Corpus vectors are combined with the general ones by their weight", "[align]") {
+  // The "corpus" vectors are the sample's own words with their vectors shuffled among them: a space that knows
+  // every word but says nothing. At weight 0 the list is the general one's; at weight 1 the noise alone ranks.
+  const std::string scratch = kOutputs + "/corpus-vectors";
+  std::filesystem::create_directories(scratch);
+  const auto shuffled_copy = [&](const std::string& language) {
+    const std::string text = read_file(kSource + "/models/sample/" + language + ".vec");
+    std::vector<std::string> words, values;
+    std::size_t start = text.find('\n') + 1;
+    while (start < text.size()) {
+      const std::size_t end = text.find('\n', start), space = text.find(' ', start);
+      words.push_back(text.substr(start, space - start));
+      values.push_back(text.substr(space, end - space));
+      start = end + 1;
+    }
+    std::rotate(values.begin(), values.begin() + 7, values.end());  // every word gets another word's vector
+    std::string shuffled = text.substr(0, text.find('\n') + 1);
+    for (std::size_t i = 0; i < words.size(); ++i) shuffled += words[i] + values[i] + "\n";
+    const std::string path = scratch + "/" + language + ".vec";
+    write_file_atomically(path, shuffled);
+    return path;
+  };
+  AlignConfig general = sample_config("vec", "corpus-general.tsv");
+  run_align(general);
+  const double general_ap = average_precision(general, kSource + "/data/sample/terms-en-fr.txt");
+
+  AlignConfig combined = sample_config("vec", "corpus-combined.tsv");
+  combined.input.src_corpus_vectors = shuffled_copy("en");
+  combined.input.tgt_corpus_vectors = shuffled_copy("fr");
+  combined.mapping.min_seed_pairs = 1;  // the shuffled space's fit is meaningless, but possible
+  combined.input.corpus_weight = 0.0;
+  run_align(combined);
+  check_valid_submission(combined);
+  CHECK(average_precision(combined, kSource + "/data/sample/terms-en-fr.txt") == Approx(general_ap).margin(0.005));
+  combined.input.corpus_weight = 1.0;
+  run_align(combined);
+  check_valid_submission(combined);
+  CHECK(average_precision(combined, kSource + "/data/sample/terms-en-fr.txt") < 0.5 * general_ap);
+
+  SECTION("both languages or neither") {
+    combined.input.tgt_corpus_vectors.clear();
+    CHECK_THROWS_WITH(run_align(combined), Catch::Contains("--tgt-corpus-vectors"));
+  }
 }

@@ -78,8 +78,31 @@ TEST_CASE("compose_terms keeps usable terms in order and reports the others", "[
 TEST_CASE("collect_words lists every form a lookup may try", "[composition]") {
   std::vector<std::string> words{"file"};
   collect_words({"File drop-Down", "file"}, words);
-  for (const char* expected : {"File", "file", "drop-Down", "drop-down", "drop", "Down", "down"}) {
+  for (const char* expected : {"File", "file", "drop-Down", "drop-down", "drop", "Down", "down",
+                               "File\xE2\x96\x81" "drop-Down", "file\xE2\x96\x81" "drop-down"}) {
     CAPTURE(expected);
     CHECK(std::count(words.begin(), words.end(), expected) == 1);
   }
+}
+
+TEST_CASE("A multi-word term with a vector of its own (a joined token) uses it", "[composition]") {
+  // Vectors trained by `train-vectors --terms` hold "drop▁menu" (joined_term_token) next to its words.
+  Embeddings embeddings;
+  embeddings.words = {"file", "menu", "drop", "utilisateur", "drop\xE2\x96\x81menu"};
+  embeddings.vectors = Matrix::Identity(5, 5);
+  for (std::size_t i = 0; i < embeddings.words.size(); ++i) embeddings.rows[embeddings.words[i]] = i;
+  const Normalizer normalizer{Normalization::none, {}};
+  RowVector out;
+  const TermComposer joined(embeddings, normalizer, CompositionOptions{});
+  REQUIRE(joined.compose("Drop menu", out));  // found lower-cased, like any word
+  CHECK(out(4) == Approx(1.0f));
+  CHECK(out.head(4).norm() < 1e-6);
+  REQUIRE(joined.compose("file menu", out));  // no joined token: the mean of its words
+  CHECK(out(0) == Approx(out(1)));
+  CompositionOptions words_only;
+  words_only.joined_terms = false;
+  const TermComposer composed(embeddings, normalizer, words_only);
+  REQUIRE(composed.compose("drop menu", out));
+  CHECK(out(4) == Approx(0.0f));
+  CHECK(out(1) == Approx(out(2)));
 }

@@ -42,7 +42,8 @@ struct ComposedTerms {
 
 ComposedTerms compose_terms(const std::vector<std::string>& terms, const TermComposer& composer, int threads = 0);
 
-// The distinct words (and their lower-cased forms and compound pieces) that composing `terms` may look up.
+// The distinct words (and their lower-cased forms and compound pieces, and the joined tokens of multi-word terms)
+// that composing `terms` may look up.
 void collect_words(const std::vector<std::string>& terms, std::vector<std::string>& words);
 
 }  // namespace termalign

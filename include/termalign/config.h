@@ -16,6 +16,10 @@ struct InputOptions {
   std::string src_terms, tgt_terms;      // term lists
   std::size_t most_frequent = 20000;     // frequent words loaded besides the needed ones (neighbourhoods)
   std::string reranker;                  // optional: a model of `termalign train-reranker` to rank candidates
+  // Optional vectors trained on the corpora (`termalign train-vectors`), combined with the general ones: each side
+  // mapped on its own, a term's similarity is (1 - corpus_weight) x general cosine + corpus_weight x corpus cosine.
+  std::string src_corpus_vectors, tgt_corpus_vectors;
+  double corpus_weight = 0.5;
 };
 
 struct OutputOptions {
@@ -43,6 +47,8 @@ struct CompositionOptions {
   bool lowercase_fallback = true;  // try a token lower-cased when it is unknown as written
   bool split_compounds = true;     // then split it on hyphens and apostrophes
   bool subword_oov = true;         // then, with .bin vectors, use its character n-gram vector
+  bool joined_terms = true;        // a multi-word term's own vector when the vectors have its joined token
+                                   // (joined_term_token, as `train-vectors --terms` makes them)
 };
 
 struct ScoringOptions {

@@ -38,6 +38,18 @@ std::shared_ptr<AlignOptions> AlignOptions::add(CLI::App* command, bool with_out
       command, "--mapping", "Load this mapping instead of fitting one",
       [](AlignConfig & c) -> auto& { return c.output.mapping; });
   a.option(
+      command, "--src-corpus-vectors", "Source vectors trained on the corpus (train-vectors), combined with the general ones",
+      [](AlignConfig & c) -> auto& { return c.input.src_corpus_vectors; });
+  a.option(
+      command, "--tgt-corpus-vectors", "Target vectors trained on the corpus, combined with the general ones",
+      [](AlignConfig & c) -> auto& { return c.input.tgt_corpus_vectors; });
+  a.option(
+      command, "--corpus-weight", "Weight of the corpus vectors' cosine in the combined similarity (0-1)",
+      [](AlignConfig & c) -> auto& { return c.input.corpus_weight; });
+  a.option(
+      command, "--joined-terms", "Use a multi-word term's own vector when the vectors have its joined token (true/false)",
+      [](AlignConfig & c) -> auto& { return c.composition.joined_terms; });
+  a.option(
       command, "--most-frequent", "Frequent words loaded besides the needed ones",
       [](AlignConfig & c) -> auto& { return c.input.most_frequent; });
   a.option(
