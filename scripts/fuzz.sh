@@ -25,9 +25,10 @@ while [[ $# -gt 0 ]]; do
   esac
 done
 build=${TERMALIGN_FUZZ_BUILD_DIR:-$root/build-fuzz}
+mkdir -p "$build"
 cmake -S "$root" -B "$build" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_CXX_COMPILER=clang++ \
-  -DTERMALIGN_BUILD_FUZZERS=ON -DTERMALIGN_BUILD_TESTS=OFF > "$build.configure.log" 2>&1 ||
-  { cat "$build.configure.log"; exit 1; }
+  -DTERMALIGN_BUILD_FUZZERS=ON -DTERMALIGN_BUILD_TESTS=OFF > "$build/configure.log" 2>&1 ||
+  { cat "$build/configure.log"; exit 1; }
 cmake --build "$build" -j2 --target fuzzers
 mkdir -p "$build/crashes"
 export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1:detect_container_overflow=0}
