@@ -2,11 +2,12 @@
 # Builds the libFuzzer targets of tests/fuzz/ (clang, AddressSanitizer + UndefinedBehaviorSanitizer) and runs each
 # from its seed corpus.
 #
-#   scripts/fuzz.sh [SECONDS]              each target for SECONDS (default 60), random seed, the corpus of earlier
-#                                          runs kept in <build>/corpus (exploration)
-#   scripts/fuzz.sh --runs N [--seed S]    each target for N inputs from seed S (default 1), from the seeds alone:
-#                                          the same inputs on every machine, so a pass or a failure is reproducible
-#                                          (what CI runs)
+#   scripts/fuzz.sh [SECONDS]                 each target for SECONDS (default 60) with a random seed, growing the
+#                                             corpus of earlier runs kept in <build>/corpus (exploration)
+#   scripts/fuzz.sh --seed S [SECONDS]        each target for SECONDS from the seeds alone with libFuzzer's seed S:
+#                                             the same inputs in the same order on every machine, so a longer run
+#                                             with the same seed covers what a shorter one tries (what CI runs)
+#   scripts/fuzz.sh --seed S --runs N         each target for N inputs instead of a time
 #
 # A crash leaves its input in <build>/crashes/ and fails the script; add it to tests/fuzz/corpus/<target>/ and
 # keep a test of the fixed behaviour in tests/test_robustness.cpp.
@@ -14,16 +15,17 @@ set -euo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 seconds=60
 runs=""
-seed=1
+seed=""
 while [[ $# -gt 0 ]]; do
   case $1 in
     --runs) runs=$2; shift 2 ;;
     --seed) seed=$2; shift 2 ;;
-    -h|--help) sed -n '2,13p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,15p' "$0"; exit 0 ;;
     [0-9]*) seconds=$1; shift ;;
     *) echo "fuzz.sh: unknown argument $1 (see --help)" >&2; exit 2 ;;
   esac
 done
+[[ -z $runs || -n $seed ]] || { echo "fuzz.sh: --runs needs --seed" >&2; exit 2; }
 build=${TERMALIGN_FUZZ_BUILD_DIR:-$root/build-fuzz}
 mkdir -p "$build"
 cmake -S "$root" -B "$build" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_CXX_COMPILER=clang++ \
@@ -36,11 +38,16 @@ export UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}
 failed=0
 for seeds in "$root"/tests/fuzz/corpus/*/; do
   target=$(basename "$seeds")
-  if [[ -n $runs ]]; then
+  if [[ -n $seed ]]; then
     corpus="$build/corpus-seed$seed/$target"  # starts empty every time: the run depends on the seeds alone
     rm -rf "$corpus"
-    budget=(-runs="$runs" -seed="$seed")
-    echo "== $target: $runs inputs, seed $seed"
+    if [[ -n $runs ]]; then
+      budget=(-runs="$runs" -seed="$seed")
+      echo "== $target: $runs inputs, seed $seed"
+    else
+      budget=(-max_total_time="$seconds" -seed="$seed")
+      echo "== $target: ${seconds} s, seed $seed"
+    fi
   else
     corpus="$build/corpus/$target"  # grows from run to run; the seeds stay untouched
     budget=(-max_total_time="$seconds")

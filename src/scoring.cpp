@@ -228,7 +228,9 @@ NeighbourhoodMeans scan_neighbourhoods(const Matrix& X, const Matrix& Z, int k, 
   if (k < 1) throw_usage_error("The CSLS neighbourhood k must be at least 1 (got " + std::to_string(k) + ").");
   check_tiles(tiles);
   const std::size_t n1 = static_cast<std::size_t>(X.rows()), n2 = static_cast<std::size_t>(Z.rows());
-  const auto [row_begin, row_end] = row_share(n1, group.rank(), group.size());
+  // Named variables, not a structured binding: lambdas below capture them (C++17 cannot capture bindings).
+  const std::pair<std::size_t, std::size_t> share = row_share(n1, group.rank(), group.size());
+  const std::size_t row_begin = share.first, row_end = share.second;
   const float lowest = -std::numeric_limits<float>::infinity();
   TopValues row_top(row_end - row_begin, std::min<std::size_t>(static_cast<std::size_t>(k), n2), lowest);
   // Without columns, capacity 0: bounds of +inf that nothing reaches.
@@ -350,7 +352,9 @@ std::vector<Candidate> select_csls_candidates(const Matrix& X, const Matrix& Z, 
         "otherwise every pair would be kept.");
   if (n1 == 0 || n2 == 0) return {};
 
-  const auto [row_begin, row_end] = row_share(n1, group.rank(), group.size());
+  // Named variables, not a structured binding: lambdas below capture them (C++17 cannot capture bindings).
+  const std::pair<std::size_t, std::size_t> share = row_share(n1, group.rank(), group.size());
+  const std::size_t row_begin = share.first, row_end = share.second;
   const std::size_t per_source = std::min(selection.top_m, n2);
   const std::size_t per_target = std::min(selection.mutual_m, n1);
   // Without per-source or per-target lists, each thread keeps its `limit` best pairs overall.
@@ -446,7 +450,9 @@ CslsSelection csls_select(const Matrix& X, const Matrix& Z, int k, const Selecti
   check_tiles(tiles);
   check_indexable(X);
   check_indexable(Z);
-  const auto [row_begin, row_end] = row_share(n1, group.rank(), group.size());
+  // Named variables, not a structured binding: lambdas below capture them (C++17 cannot capture bindings).
+  const std::pair<std::size_t, std::size_t> share = row_share(n1, group.rank(), group.size());
+  const std::size_t row_begin = share.first, row_end = share.second;
   const std::size_t row_k = std::min<std::size_t>(static_cast<std::size_t>(k), n2);
   const std::size_t column_k = std::min<std::size_t>(static_cast<std::size_t>(k), n1);
   const std::size_t per_source = std::min(selection.top_m, n2);
