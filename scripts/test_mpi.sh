@@ -52,17 +52,19 @@ for name in default reranker mutual vocabulary limit-only; do
 done
 
 # A rank that fails: rank 1 is given a missing term list (MPMD launch). The job must end (not hang) with the
-# error sentence and exit code 3, and the existing output must stay as it was.
+# error sentence and exit code 3, the existing output must stay as it was, and no temporary file may be left.
 echo "previous output" >"$work/failed.tsv"
 status=0
 timeout 120 mpirun -np 1 "$termalign" align -q "${sample[@]}" --out "$work/failed.tsv" : \
   -np 1 "$termalign" align -q "${sample[@]}" --out "$work/failed.tsv" --src-terms "$work/missing.txt" \
   >"$work/failed.log" 2>&1 || status=$?
+leftovers=$(find "$work" -name 'failed.tsv*.tmp.*' | wc -l)  # rank 0 had created its temporary files
 if [[ $status == 3 ]] && grep -q "missing.txt: cannot open file" "$work/failed.log" &&
-   [[ $(cat "$work/failed.tsv") == "previous output" ]]; then
+   [[ $(cat "$work/failed.tsv") == "previous output" && $leftovers == 0 ]]; then
   echo "mpi: a failing rank ends the job: exit 3, '$(grep -o 'missing.txt: cannot open file[^.]*' "$work/failed.log" | head -1)'"
 else
-  echo "mpi: a failing rank did not end the job as it should (exit $status; 124 means it hung):"
+  echo "mpi: a failing rank did not end the job as it should (exit $status; 124 means it hung;" \
+       "$leftovers temporary files left):"
   cat "$work/failed.log"
   failed=1
 fi

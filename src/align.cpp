@@ -319,6 +319,7 @@ void add_word_alignment(const TermList& source_terms, const TermList& target_ter
 CandidateSet generate_candidates(const AlignConfig& config, bool full_evidence, AlignmentSummary* summary,
                                  const ProcessGroup& group) {
   config.validate();
+  scoring_memory_limit();  // a malformed TERMALIGN_MAX_MEMORY_MB is a usage error before any work, not minutes in
   const auto start = std::chrono::steady_clock::now();
   AlignmentSummary local;
   AlignmentSummary& stats = summary ? *summary : local;
@@ -531,24 +532,25 @@ std::vector<RankedPair> align_terms(const AlignConfig& config, AlignmentSummary*
 
 AlignmentSummary run_align(const AlignConfig& config, const ProcessGroup& group) {
   if (config.output.out.empty()) throw_usage_error("An output file is needed: give --out.");
+  // Every output is written to its temporary file first and renamed only when all are complete, so a failure
+  // (a full disk, an interruption) leaves every previous output as it was. The temporary files are created before
+  // any work, so an output folder that is missing or cannot be written stops the run at once, not at its end.
+  std::unique_ptr<AtomicFile> submission, scores, resolved_config;
+  const std::string resolved = config.output.out + ".config.toml";
+  if (group.is_root()) {  // only rank 0 writes
+    submission = std::make_unique<AtomicFile>(config.output.out);
+    if (!config.output.scores.empty()) scores = std::make_unique<AtomicFile>(config.output.scores);
+    resolved_config = std::make_unique<AtomicFile>(resolved);
+  }
   AlignmentSummary summary;
   const auto pairs = align_terms(config, &summary, group);
-  if (!group.is_root()) return summary;  // only rank 0 writes
-  // Every output is written to its temporary file first and renamed only when all are complete, so a failure
-  // (a missing folder for --scores, a full disk) leaves every previous output as it was.
-  AtomicFile submission(config.output.out);
-  submission.write(format_pairs(pairs, false));
-  std::unique_ptr<AtomicFile> scores;
-  if (!config.output.scores.empty()) {
-    scores = std::make_unique<AtomicFile>(config.output.scores);
-    scores->write(format_pairs(pairs, true));
-  }
-  const std::string resolved = config.output.out + ".config.toml";
-  AtomicFile resolved_config(resolved);
-  resolved_config.write(to_toml(config));
-  submission.commit();
+  if (!group.is_root()) return summary;
+  submission->write(format_pairs(pairs, false));
+  if (scores) scores->write(format_pairs(pairs, true));
+  resolved_config->write(to_toml(config));
+  submission->commit();
   if (scores) scores->commit();
-  resolved_config.commit();
+  resolved_config->commit();
   logger().info("wrote {} and {}", config.output.out, resolved);
   return summary;
 }
