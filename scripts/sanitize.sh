@@ -1,13 +1,13 @@
 #!/usr/bin/env bash
-# Builds everything with AddressSanitizer and UndefinedBehaviorSanitizer (TERMALIGN_SANITIZE=ON) and runs the whole
-# test suite under them. Usage: scripts/sanitize.sh [build-dir] (default build-asan)
+# Builds everything with AddressSanitizer and UndefinedBehaviorSanitizer (scripts/build-asan.sh: clang, -O1) and
+# runs the whole test suite under them. Usage: scripts/sanitize.sh [build-dir] (default build-asan, which
+# scripts/fuzz.sh shares)
 set -euo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 build=${1:-${TERMALIGN_SANITIZE_BUILD_DIR:-$root/build-asan}}
-cmake -S "$root" -B "$build" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DTERMALIGN_SANITIZE=ON > /dev/null
-cmake --build "$build" -j2
+"$root/scripts/build-asan.sh" "$build"
 # libfasttext is not instrumented: its std::vector annotations would raise false container overflows.
 export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_container_overflow=0:strict_string_checks=1}
 export UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}
 cd "$build"
-ctest --output-on-failure -j 2
+ctest --output-on-failure -j "$(nproc)"

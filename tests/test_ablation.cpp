@@ -81,7 +81,7 @@ std::string error_of(const std::string& grid_path) {
 TEST_CASE("ablation: a 2 x 2 grid over the sample, best run reproduced from best.config.toml", "[ablate]") {
   // Nested and quoted-dotted forms of an option name, and an option that stays at its [base] value.
   const std::string grid_path = write_grid("two-by-two",
-                                           "[base.mapping]\nnormalization = \"unit\"\n\n"
+                                           "[base.mapping]\nnormalization = \"unit\"\nrefine_iterations = 0\n\n"
                                            "[grid]\n\"scoring.k\" = [3, 10]\nranking.top_m = [1, 10]\n");
   const AblationGrid grid = read_grid(grid_path);
   REQUIRE(grid.axes.size() == 2);
@@ -100,6 +100,7 @@ TEST_CASE("ablation: a 2 x 2 grid over the sample, best run reproduced from best
   for (const auto& run : result.runs) {
     CHECK(run.labels == expected_labels.at(run.number));
     CHECK(run.config.mapping.normalization == Normalization::unit);
+    CHECK(run.config.mapping.refine_iterations == 0);
     CHECK(run.evaluation.breakdown.size() == 5);
     CHECK(run.seconds > 0);
   }

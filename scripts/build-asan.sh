@@ -1,0 +1,23 @@
+#!/usr/bin/env bash
+# Configures and builds the sanitizer build that scripts/sanitize.sh and scripts/fuzz.sh share: clang,
+# AddressSanitizer + UndefinedBehaviorSanitizer on everything (TERMALIGN_SANITIZE) and the libFuzzer targets
+# (TERMALIGN_BUILD_FUZZERS), at -O1 with line tables only: a third of the build time of -O2 -g, with the same
+# reports (file and line in every stack frame).
+#
+#   scripts/build-asan.sh BUILD-DIR [TARGET...]    (no target: everything, tests and fuzzers)
+set -euo pipefail
+root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+build=$1
+shift
+mkdir -p "$build"
+# A folder configured by an older script with g++ cannot switch compilers in place: start it afresh.
+if [[ -f $build/CMakeCache.txt ]] && ! grep -q '^CMAKE_CXX_COMPILER:.*clang++' "$build/CMakeCache.txt"; then
+  rm -rf "$build/CMakeCache.txt" "$build/CMakeFiles"
+fi
+cmake -S "$root" -B "$build" -DCMAKE_CXX_COMPILER=clang++ -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+  -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O1 -gline-tables-only -DNDEBUG" \
+  -DTERMALIGN_SANITIZE=ON -DTERMALIGN_BUILD_FUZZERS=ON > "$build/configure.log" 2>&1 ||
+  { cat "$build/configure.log" >&2; exit 1; }
+targets=()
+for target in "$@"; do targets+=(--target "$target"); done
+cmake --build "$build" -j "$(nproc)" "${targets[@]}" -- --no-print-directory >&2
