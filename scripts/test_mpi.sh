@@ -55,10 +55,12 @@ done
 # error sentence and exit code 3, the existing output must stay as it was, and no temporary file may be left.
 echo "previous output" >"$work/failed.tsv"
 status=0
-timeout 120 mpirun -np 1 "$termalign" align -q "${sample[@]}" --out "$work/failed.tsv" : \
-  -np 1 "$termalign" align -q "${sample[@]}" --out "$work/failed.tsv" --src-terms "$work/missing.txt" \
+# Every output is given (the sample configuration's own folder may not exist): rank 1 alone is at fault.
+outputs=(--out "$work/failed.tsv" --scores "$work/failed.scores")
+timeout 120 mpirun -np 1 "$termalign" align -q "${sample[@]}" "${outputs[@]}" : \
+  -np 1 "$termalign" align -q "${sample[@]}" "${outputs[@]}" --src-terms "$work/missing.txt" \
   >"$work/failed.log" 2>&1 || status=$?
-leftovers=$(find "$work" -name 'failed.tsv*.tmp.*' | wc -l)  # rank 0 had created its temporary files
+leftovers=$(find "$work" -name 'failed.*.tmp.*' | wc -l)  # rank 0 had created its temporary files
 if [[ $status == 3 ]] && grep -q "missing.txt: cannot open file" "$work/failed.log" &&
    [[ $(cat "$work/failed.tsv") == "previous output" && $leftovers == 0 ]]; then
   echo "mpi: a failing rank ends the job: exit 3, '$(grep -o 'missing.txt: cannot open file[^.]*' "$work/failed.log" | head -1)'"
