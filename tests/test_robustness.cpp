@@ -146,7 +146,7 @@ Outcome run_cli(const Scratch& scratch, const std::vector<std::string>& argument
 // A run that must fail: with a pre-existing output, checks the exit code, that stderr says each of
 // `sentence_parts` and that the output and the folder are as they were. Returns what the run printed.
 Outcome check_rejected(const Scratch& scratch, AlignRun run, int exit_code,
-                    const std::vector<std::string>& sentence_parts, const std::string& environment = "") {
+                       const std::vector<std::string>& sentence_parts, const std::string& environment = "") {
   if (run.out.empty()) run.out = scratch.file("out.tsv");
   // A pre-existing output where one can be created (not in a missing folder, not under /proc).
   const bool had_output = scratch.holds(run.out) && fs::is_directory(fs::path(run.out).parent_path());
@@ -507,7 +507,7 @@ TEST_CASE("robustness: an output path in a folder that cannot be written", "[rob
   }
   SECTION("the parent is /proc") {
     run.out = "/proc/termalign-robustness-out.tsv";
-    check_rejected(scratch, run, 4, {run.out + ": cannot create output file: "});
+    check_stopped_at_once(check_rejected(scratch, run, 4, {run.out + ": cannot create output file: "}));
     CHECK_FALSE(fs::exists(run.out));
   }
 }
