@@ -149,7 +149,7 @@ Reranker train_logistic(const Matrix& features_matrix, const std::vector<std::ui
   return model;
 }
 
-void save_reranker(const std::string& path, const Reranker& model) {
+std::string format_reranker(const Reranker& model) {
   std::string text = std::string(kRerankerHeader) + "\n";
   char line[256];
   for (std::size_t j = 0; j < model.features.size(); ++j) {
@@ -160,7 +160,11 @@ void save_reranker(const std::string& path, const Reranker& model) {
   }
   std::snprintf(line, sizeof line, "bias %.17g\n", model.bias);
   text += line;
-  write_file_atomically(path, text);
+  return text;
+}
+
+void save_reranker(const std::string& path, const Reranker& model) {
+  write_file_atomically(path, format_reranker(model));
 }
 
 Reranker load_reranker(const std::string& path) {

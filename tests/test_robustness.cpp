@@ -512,6 +512,21 @@ TEST_CASE("robustness: an output path in a folder that cannot be written", "[rob
   }
 }
 
+TEST_CASE("robustness: train-reranker's model path in a missing folder", "[robustness]") {
+  const Scratch scratch("reranker-out-missing");
+  AlignRun run;
+  run.out = scratch.file("missing/model.txt");
+  std::vector<std::string> arguments = run.arguments();
+  arguments.front() = "train-reranker";
+  arguments.insert(arguments.end(), {"--gold", kSample + "terms-en-fr.txt"});
+  const Outcome outcome = run_cli(scratch, arguments);
+  INFO("stderr: " << outcome.errors);
+  CHECK(outcome.exit_code == 4);
+  CHECK_THAT(outcome.errors, Catch::Contains(run.out + ": cannot create output file: No such file or directory"));
+  check_stopped_at_once(outcome);
+  CHECK(scratch.temporary_files().empty());
+}
+
 // --- Memory guard --------------------------------------------------------------------------------------------
 
 TEST_CASE("robustness: the scoring memory estimate, computed by hand", "[robustness]") {

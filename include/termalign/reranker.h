@@ -42,7 +42,9 @@ struct Reranker {
 // Fits by Newton's method with an L2 penalty `l2` on the weights (not the bias). labels: 1 for a gold pair.
 Reranker train_logistic(const Matrix& features, const std::vector<std::uint8_t>& labels, double l2 = 1.0);
 
-// Text file: a header, then "name mean scale weight" per feature and the bias.
+// Text file: a header, then "name mean scale weight" per feature and the bias. format_reranker gives the text,
+// save_reranker writes it atomically.
+std::string format_reranker(const Reranker& model);
 void save_reranker(const std::string& path, const Reranker& model);
 Reranker load_reranker(const std::string& path);
 

@@ -3,6 +3,7 @@
 
 #include "align_options.h"
 #include "commands.h"
+#include "termalign/io.h"
 #include "termalign/reranker.h"
 #include "termalign/training.h"
 
@@ -21,8 +22,12 @@ void add_train_reranker_command(CLI::App& app) {
   command->add_option("--l2", training->l2, "L2 penalty of the logistic regression")->capture_default_str();
   command->add_option("--fold-seed", training->seed, "Seed of the fold assignment")->capture_default_str();
   command->callback([options, training, model_path] {
+    // The model's temporary file is created before the training, as align does with its outputs: a folder that
+    // is missing or cannot be written stops the command at once, not after the training.
+    AtomicFile model_file(*model_path);
     const RerankerTrainingResult result = train_reranker(options->resolve(), *training);
-    save_reranker(*model_path, result.model);
+    model_file.write(format_reranker(result.model));
+    model_file.commit();
     std::cout << "candidates: " << result.candidates << "\npositives: " << result.positives
               << "\nAP_csls: " << result.csls_ap << "\nAP_cross_validated: " << result.cross_validated_ap << "\n";
   });
