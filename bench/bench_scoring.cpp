@@ -1,10 +1,12 @@
-// Throughput of the two CSLS passes, and of the fused one-pass selection, next to plain Eigen GEMMs of the same shapes (2 n1 n2 d flops a pass), at
+// Throughput of the two CSLS passes, and of the fused one-pass selection, next to plain GEMMs of the same shapes
+// (Eigen's own, and the library's tile product on the library's tiles; 2 n1 n2 d flops a pass), at
 // d = 300 and n1 = n2 = n. Run: bench_scoring [--benchmark_filter=...]. The thread count is OpenMP's default
 // (OMP_NUM_THREADS); the tiles are the library's defaults unless TERMALIGN_BENCH_TILE_ROWS / _COLS are set.
 #include <benchmark/benchmark.h>
 
 #include <algorithm>
 #include <cstdlib>
+#include <memory>
 #include <random>
 #include <string>
 
@@ -45,8 +47,8 @@ void report(benchmark::State& state, int n) {
   state.counters["threads"] = termalign::resolve_threads(0);
 }
 
-// Yardstick 1: the library's tiles, one single-threaded GEMM each (written as the library writes it, Z_tile
-// X_tile^T into a row-major buffer) into a per-thread buffer, the row blocks shared out among the threads.
+// Yardstick 1: the library's tiles and its tile product (similarity_product: OpenBLAS's sgemm, or Eigen's), one
+// single-threaded product per tile into a per-thread buffer, the row blocks shared out among the threads.
 void BM_PlainGemmTiles(benchmark::State& state) {
   const int n = static_cast<int>(state.range(0));
   const termalign::Matrix X = random_unit_rows(n, 1), Z = random_unit_rows(n, 2);
@@ -56,18 +58,21 @@ void BM_PlainGemmTiles(benchmark::State& state) {
   const int tile_cols = std::min<int>(static_cast<int>(tiles.cols), n);
   std::vector<termalign::Matrix> buffers(threads, termalign::Matrix(tile_cols, tile_rows));
   const int row_blocks = (n + tile_rows - 1) / tile_rows;
+  auto serial_products = std::make_unique<termalign::SerialEigenProducts>();
   for (auto _ : state) {
     termalign::parallel_for(row_blocks, threads, [&](std::size_t block) {
       termalign::Matrix& buffer = buffers[termalign::current_thread() % threads];
       const int first_row = static_cast<int>(block) * tile_rows, rows = std::min(tile_rows, n - first_row);
       for (int first_col = 0; first_col < n; first_col += tile_cols) {
         const int cols = std::min(tile_cols, n - first_col);
-        auto tile = buffer.topLeftCorner(cols, rows);
-        tile.noalias() = Z.middleRows(first_col, cols) * X.middleRows(first_row, rows).transpose();
+        termalign::similarity_product(X.row(first_row).data(), rows, Z.row(first_col).data(), cols, kDim,
+                                      buffer.data());
         benchmark::DoNotOptimize(buffer.data());
       }
     });
   }
+  state.SetLabel(termalign::similarity_kernel());
+  serial_products.reset();  // before report(), which counts the threads
   report(state, n);
 }
 

@@ -5,8 +5,8 @@
 #                           [--tile-rows R] [--tile-cols C] [--summarise]
 #
 # Measures, on synthetic data from bench/generate_synthetic.py (seeded, d = 300):
-#   a. bench_scoring: GFLOP/s of the two CSLS passes at n = 2k, 10k, 40k next to plain Eigen GEMMs of the same
-#      shapes (2 threads);
+#   a. bench_scoring: GFLOP/s of the two CSLS passes at n = 2k, 10k, 40k next to a plain Eigen GEMM and the
+#      library's tiled GEMM (its tiles and tile kernel, no top-k work) of the same shapes (2 threads);
 #   b. `termalign align` on 20k x 20k terms (wall time, peak RSS from /usr/bin/time -v, AP) next to the NumPy
 #      reference (bench/reference/csls_reference.py) and, for the neighbourhood pass, faiss exact top-10; align
 #      runs the method the reference implements (the baseline: unit-center-unit, Procrustes, CSLS k = 10, no
@@ -48,6 +48,17 @@ for tool in /usr/bin/time "$PY"; do
   [[ -x $tool ]] || { echo "$tool is missing (apt-get install time python3-numpy)" >&2; exit 1; }
 done
 "$PY" -c "import numpy, faiss" || { echo "NumPy and python3-faiss are needed" >&2; exit 1; }
+# NumPy on Debian multiplies with whatever libblas.so.3 points at: the netlib reference BLAS (about 10x slower)
+# unless an OpenBLAS is installed. The reference must run on a real BLAS.
+numpy_on_openblas() { "$PY" -c "import numpy, sys; sys.exit('openblas' not in open('/proc/self/maps').read())"; }
+if ! numpy_on_openblas; then
+  "$ROOT/scripts/install-packages.sh" libopenblas0-pthread
+  numpy_on_openblas || { echo "NumPy does not use OpenBLAS (libblas.so.3 alternative)" >&2; exit 1; }
+fi
+# OPENBLAS_CORETYPE / OPENBLAS_L2_SIZE (workarounds for old OpenBLAS bugs that some machines set) force a slower
+# kernel on NumPy and on termalign's tiles alike (OPENBLAS_CORETYPE=Haswell: half the AVX-512 kernel's speed, and
+# a kernel that rounds by position, so termalign falls back to Eigen): unset for the whole run.
+unset OPENBLAS_CORETYPE OPENBLAS_L2_SIZE
 
 step() { echo "[$(date +%H:%M:%S)] $*" >&2; }
 RESULTS=$WORK/results
@@ -70,6 +81,7 @@ TERMALIGN=$BUILD/termalign
   echo "load_start=$(cut -d' ' -f1-3 /proc/loadavg)"
   echo "tiles=${TILE_ROWS:-library default} x ${TILE_COLS:-library default} (rows x columns)"
   echo "large=$LARGE"
+  echo "kernel=$("$TERMALIGN" --version | sed 's/.*similarity tiles: //; s/)$//')"
 } >"$RESULTS/machine.txt"
 
 tile_flags=()
@@ -104,10 +116,9 @@ step "b. termalign align 20k x 20k, 2 threads"
 run_align "$D20" align-20k-2 2
 step "c. termalign align 20k x 20k, 1 thread"
 run_align "$D20" align-20k-1 1
-# The NumPy reference with align's default normalisation; OPENBLAS_CORETYPE / OPENBLAS_L2_SIZE (workarounds for
-# old OpenBLAS bugs that some machines set) are unset for this command alone, as they can slow NumPy down.
+# The NumPy reference with align's default normalisation.
 step "b. NumPy reference 20k x 20k"
-env -u OPENBLAS_CORETYPE -u OPENBLAS_L2_SIZE /usr/bin/time -v -o "$RESULTS/numpy-20k.time" \
+/usr/bin/time -v -o "$RESULTS/numpy-20k.time" \
   "$PY" "$ROOT/bench/reference/csls_reference.py" --src-vectors "$D20/en.vec" --tgt-vectors "$D20/fr.vec" \
   --seed "$D20/seed-en-fr.txt" --src-terms "$D20/terms-en.txt" --tgt-terms "$D20/terms-fr.txt" \
   --out "$D20/numpy-20k.tsv" --normalize unit-center-unit 2>"$RESULTS/numpy-20k.log"
@@ -163,27 +174,30 @@ lines = ["# Throughput benchmarks", "",
          f"Written by `bench/run_benchmarks.sh` (one run). Machine: {machine['cpu']}, {machine['cores']} cores; "
          f"load average (1, 5, 15 min) {machine['load_start']} at the start, {machine['load_end']} at the end. "
          "Synthetic data of `bench/generate_synthetic.py`, "
-         f"d = 300; tiles {machine['tiles']}.", "",
+         f"d = 300; tiles {machine['tiles']}; similarity tiles computed by {machine['kernel']}.", "",
          *(["**The load average was above 1: other jobs shared the cores, so the absolute figures are low and "
             "the thread scaling does not show what the code can do; rerun on an idle machine.**", ""]
            if float(machine["load_start"].split()[0]) > 1 else []),
          "## a. Scoring kernel (2 threads, |D1| = |D2| = n, 2 n^2 d flops a pass)", "",
-         "| n | Eigen GEMM, own threads (GFLOP/s) | GEMM, same tiles (GFLOP/s) | neighbourhood pass (GFLOP/s) | "
-         "selection pass (GFLOP/s) | both passes (GFLOP/s) | both / best GEMM | one pass, effective (GFLOP/s) | "
-         "one pass / best GEMM |",
-         "|---|---|---|---|---|---|---|---|---|"]
-ratios, fused_ratios = {}, {}
+         "| n | plain Eigen GEMM, own threads (GFLOP/s) | plain GEMM, library's tiles and kernel (GFLOP/s) | "
+         "neighbourhood pass (GFLOP/s) | selection pass (GFLOP/s) | both passes (GFLOP/s) | both / Eigen GEMM | "
+         "both / tiled GEMM | one pass, effective (GFLOP/s) | one pass / Eigen GEMM |",
+         "|---|---|---|---|---|---|---|---|---|---|"]
+ratios, tile_ratios, fused_ratios = {}, {}, {}
 for n in (2000, 10000, 40000):
     eigen, tiles = two["EigenGemm", n][1], two["PlainGemmTiles", n][1]
     means, select = two["NeighbourhoodMeans", n], two["SelectCandidates", n]
     both = 2 * 2.0 * n * n * 300 / (means[0] + select[0]) * 1e-9
-    ratios[n] = both / max(eigen, tiles)
+    ratios[n], tile_ratios[n] = both / eigen, both / tiles
     fused = two["CslsOnePass", n][1]
-    fused_ratios[n] = fused / max(eigen, tiles)
+    fused_ratios[n] = fused / eigen
     lines.append(f"| {n} | {eigen:.1f} | {tiles:.1f} | {means[1]:.1f} | {select[1]:.1f} | {both:.1f} | "
-                 f"{ratios[n]:.0%} | {fused:.1f} | {fused_ratios[n]:.0%} |")
-lines += ["", "The one pass (`csls_select`, what `align` runs) gives the same candidates as the two passes; its "
-          "effective GFLOP/s count the two passes' flops (4 n^2 d)."]
+                 f"{ratios[n]:.0%} | {tile_ratios[n]:.0%} | {fused:.1f} | {fused_ratios[n]:.0%} |")
+lines += ["", "The plain Eigen GEMM (X in blocks of 2048 rows against all of Z, Eigen's own threads) is the issue's "
+          "yardstick; the tiled GEMM runs the library's tiles through the library's tile product without any "
+          "top-k work, so it bounds what the passes can reach with that kernel. The one pass (`csls_select`, "
+          "what `align` runs) gives the same candidates as the two passes; its effective GFLOP/s count the two "
+          "passes' flops (4 n^2 d)."]
 
 align2, align1, numpy = timed("align-20k-2"), timed("align-20k-1"), timed("numpy-20k")
 faiss_best = float(open(f"{results}/faiss-20k.txt").read().split("best")[1])
@@ -221,9 +235,10 @@ if machine["large"] != "skip":
 met = lambda ok: "met" if ok else "**not met**"
 worst_ratio = min(ratios.values())
 lines += ["", "## Targets", "", "| target | measured | |", "|---|---|---|",
-          f"| both CSLS passes >= 70 % of the plain GEMM (n = 2k, 10k, 40k) | "
-          f"{', '.join(f'{ratios[n]:.0%}' for n in (2000, 10000, 40000))} (one pass: "
-          f"{', '.join(f'{fused_ratios[n]:.0%}' for n in (2000, 10000, 40000))}) | {met(worst_ratio >= 0.7)} |",
+          f"| both CSLS passes >= 70 % of the plain Eigen GEMM (n = 2k, 10k, 40k) | "
+          f"{', '.join(f'{ratios[n]:.0%}' for n in (2000, 10000, 40000))} (of the tiled GEMM with the library's "
+          f"kernel: {', '.join(f'{tile_ratios[n]:.0%}' for n in (2000, 10000, 40000))}) | "
+          f"{met(worst_ratio >= 0.7)} |",
           f"| align 20k x 20k >= 10x faster than NumPy | {numpy[0] / align2[0]:.1f}x | {met(numpy[0] / align2[0] >= 10)} |",
           f"| neighbourhood pass faster than faiss | {ours_neighbourhood:.2f} s vs {faiss_best:.2f} s | "
           f"{met(ours_neighbourhood < faiss_best)} |",

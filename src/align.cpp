@@ -112,8 +112,7 @@ Mapping fit_seed_mapping(const PairList& seed, const AlignConfig& config, Embedd
 ComposedTerms compose_mapped(const TermList& list, const TermComposer& composer, const Matrix& transform,
                              int threads) {
   ComposedTerms composed = compose_terms(list.terms, composer, threads);
-  composed.vectors = composed.vectors * transform;
-  normalize_rows(composed.vectors);
+  transform_rows(composed.vectors, transform, threads);
   return composed;
 }
 
@@ -320,13 +319,24 @@ CandidateSet generate_candidates(const AlignConfig& config, bool full_evidence, 
                                  const ProcessGroup& group) {
   config.validate();
   scoring_memory_limit();  // a malformed TERMALIGN_MAX_MEMORY_MB is a usage error before any work, not minutes in
+  logger().debug("similarity tiles: {}", similarity_kernel());  // likewise a malformed TERMALIGN_TILE_KERNEL
   const auto start = std::chrono::steady_clock::now();
   AlignmentSummary local;
   AlignmentSummary& stats = summary ? *summary : local;
 
   CandidateSet result;
-  result.source_terms = read_term_list(config.input.src_terms);
-  result.target_terms = read_term_list(config.input.tgt_terms);
+  std::vector<std::string> source_words, target_words;
+  // Each language's list and the words its terms may look up, both at once.
+  run_both(
+      [&] {
+        result.source_terms = read_term_list(config.input.src_terms);
+        collect_words(result.source_terms.terms, source_words);
+      },
+      [&] {
+        result.target_terms = read_term_list(config.input.tgt_terms);
+        collect_words(result.target_terms.terms, target_words);
+      },
+      config.scoring.threads);
   const TermList& source_terms = result.source_terms;
   const TermList& target_terms = result.target_terms;
   for (const TermList* list : {&source_terms, &target_terms}) {
@@ -337,9 +347,6 @@ CandidateSet generate_candidates(const AlignConfig& config, bool full_evidence, 
 
   const bool fit = config.output.mapping.empty();
   PairList seed;
-  std::vector<std::string> source_words, target_words;
-  collect_words(source_terms.terms, source_words);
-  collect_words(target_terms.terms, target_words);
   if (fit) {
     seed = read_pairs(config.input.seed, PairFileKind::seed_lexicon);
     std::vector<std::string> seed_sources, seed_targets;
@@ -372,6 +379,7 @@ CandidateSet generate_candidates(const AlignConfig& config, bool full_evidence, 
                   to_string(mapping.source.kind));
   }
 
+  logger().debug("mapping ready");
   const int threads = config.scoring.threads;
   const TermComposer source_composer(source, mapping.source, config.composition);
   const TermComposer target_composer(target, mapping.target, config.composition);
@@ -393,6 +401,7 @@ CandidateSet generate_candidates(const AlignConfig& config, bool full_evidence, 
     logger().info("combined with the corpus vectors (weight {}): {} source and {} target terms usable",
                   config.input.corpus_weight, X.term_ids.size(), Z.term_ids.size());
   }
+  logger().debug("composed {} source and {} target term vectors", X.term_ids.size(), Z.term_ids.size());
   log_unusable("source", source_terms, X);
   log_unusable("target", target_terms, Z);
   stats.source_usable = X.term_ids.size();

@@ -2,6 +2,7 @@
 
 #include <unordered_set>
 
+#include "detail/huge_pages.h"
 #include "termalign/io.h"
 #include "termalign/logging.h"
 #include "termalign/parallel.h"
@@ -117,21 +118,28 @@ Matrix TermComposer::token_vectors(const std::string& term) const {
 
 ComposedTerms compose_terms(const std::vector<std::string>& terms, const TermComposer& composer, int threads) {
   const std::size_t n = terms.size();
-  std::vector<RowVector> vectors(n);
-  std::vector<char> usable(n, 0);
-  parallel_for(n, threads, [&](std::size_t i) { usable[i] = composer.compose(terms[i], vectors[i]); });
+  // Composed straight into the result's rows (no per-term allocation), then compacted when some are unusable.
   ComposedTerms composed;
-  std::size_t kept = 0;
-  for (std::size_t i = 0; i < n; ++i) kept += usable[i];
-  composed.vectors.resize(static_cast<Eigen::Index>(kept), composer.dim());
-  for (std::size_t i = 0, row = 0; i < n; ++i) {
+  composed.vectors.resize(static_cast<Eigen::Index>(n), composer.dim());
+  detail::advise_huge_pages(composed.vectors);
+  std::vector<char> usable(n, 0);
+  std::vector<RowVector> scratch(static_cast<std::size_t>(resolve_threads(threads)));
+  parallel_for(n, threads, [&](std::size_t i) {
+    RowVector& vector = scratch[static_cast<std::size_t>(current_thread()) % scratch.size()];
+    usable[i] = composer.compose(terms[i], vector);
+    if (usable[i]) composed.vectors.row(static_cast<Eigen::Index>(i)) = vector;
+  });
+  Eigen::Index rows = 0;
+  for (std::size_t i = 0; i < n; ++i) {
     if (usable[i]) {
-      composed.vectors.row(static_cast<Eigen::Index>(row++)) = vectors[i];
+      if (rows != static_cast<Eigen::Index>(i)) composed.vectors.row(rows) = composed.vectors.row(static_cast<Eigen::Index>(i));
+      ++rows;
       composed.term_ids.push_back(static_cast<std::uint32_t>(i));
     } else {
       composed.unusable.push_back(static_cast<std::uint32_t>(i));
     }
   }
+  if (rows < composed.vectors.rows()) composed.vectors = Matrix(composed.vectors.topRows(rows));
   return composed;
 }
 

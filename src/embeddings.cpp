@@ -12,6 +12,7 @@
 
 #include "detail/fasttext_model_file.h"
 #include "detail/float_field.h"
+#include "detail/huge_pages.h"
 #include "detail/mapped_file.h"
 #include "termalign/error.h"
 #include "termalign/io.h"
@@ -271,7 +272,10 @@ Embeddings load_vec(const std::string& path, const LoadOptions& options) {
   const bool plausible = kept_rows <= contents.size() / (2 * static_cast<std::size_t>(header.dim));
   Embeddings embeddings;
   embeddings.path = path;
-  if (plausible) embeddings.vectors.resize(static_cast<Eigen::Index>(kept_rows), header.dim);
+  if (plausible) {
+    embeddings.vectors.resize(static_cast<Eigen::Index>(kept_rows), header.dim);
+    detail::advise_huge_pages(embeddings.vectors);
+  }
   parallel_for(chunks.size(), threads, [&](std::size_t c) {
     parse_rows(chunks[c], header.dim, plausible ? &embeddings.vectors : nullptr);
   });
@@ -316,6 +320,7 @@ Embeddings load_fasttext_bin(const std::string& path, const LoadOptions& options
     embeddings.words.push_back(std::move(word));
   }
   embeddings.vectors.resize(static_cast<Eigen::Index>(embeddings.words.size()), model->dim());
+  detail::advise_huge_pages(embeddings.vectors);
   parallel_for(embeddings.words.size(), options.threads, [&](std::size_t row) {
     model->word_vector(embeddings.words[row], embeddings.vectors.row(static_cast<Eigen::Index>(row)).data());
   });

@@ -11,6 +11,7 @@
 #include "termalign/error.h"
 #include "termalign/io.h"
 #include "termalign/logging.h"
+#include "termalign/parallel.h"
 #include "termalign/scoring.h"
 
 namespace termalign {
@@ -36,11 +37,26 @@ constexpr int kRefineNeighbourhood = 10;
 
 using MatrixD = Eigen::MatrixXd;
 
-// SVD of the d x d cross-covariance source^T target (source, target: n x d, row i of each a pair). In double: the
-// sum over thousands of pairs loses little then.
-Eigen::BDCSVD<MatrixD> cross_covariance_svd(const MatrixD& source, const MatrixD& target) {
-  const MatrixD cross = source.transpose() * target;
+// SVD of a d x d cross-covariance source^T target (row i of each side a pair), computed in double: the sum over
+// thousands of pairs loses little then.
+Eigen::BDCSVD<MatrixD> cross_covariance_svd(const MatrixD& cross) {
   return Eigen::BDCSVD<MatrixD>(cross, Eigen::ComputeFullU | Eigen::ComputeFullV);
+}
+
+// source^T target in double for float rows, block of rows by block of rows through two small double buffers:
+// no double copy of the whole operands (fresh memory is slow to fault in: 12 MB each for 5,000 pairs at d = 300).
+MatrixD transposed_product(const Matrix& source, const Matrix& target) {
+  constexpr Eigen::Index kBlock = 512;
+  MatrixD cross = MatrixD::Zero(source.cols(), target.cols());
+  MatrixD source_block(std::min(kBlock, source.rows()), source.cols());
+  MatrixD target_block(std::min(kBlock, target.rows()), target.cols());
+  for (Eigen::Index first = 0; first < source.rows(); first += kBlock) {
+    const Eigen::Index count = std::min(kBlock, source.rows() - first);
+    source_block.topRows(count) = source.middleRows(first, count).cast<double>();
+    target_block.topRows(count) = target.middleRows(first, count).cast<double>();
+    cross.noalias() += source_block.topRows(count).transpose() * target_block.topRows(count);
+  }
+  return cross;
 }
 
 // W = (M^T M)^-1/2 and its inverse (M^T M)^1/2, symmetric, for M: n x d; M W has orthonormal columns.
@@ -63,16 +79,20 @@ Whitening whitening(const MatrixD& M, const char* side) {
 // re-weighting, de-whitening, dimensionality reduction. Xs, Zt: n x d seed pairs.
 Mapping multi_step_mapping(const Matrix& Xs, const Matrix& Zt, const MappingOptions& options) {
   const Eigen::Index d = Xs.cols();
-  MatrixD source = Xs.cast<double>(), target = Zt.cast<double>();
   const MatrixD identity = MatrixD::Identity(d, d);
   Whitening source_whitening{identity, identity}, target_whitening{identity, identity};
+  MatrixD cross;
   if (options.whiten) {
+    MatrixD source = Xs.cast<double>(), target = Zt.cast<double>();
     source_whitening = whitening(source, "source");
     target_whitening = whitening(target, "target");
     source *= source_whitening.transform;
     target *= target_whitening.transform;
+    cross = source.transpose() * target;
+  } else {
+    cross = transposed_product(Xs, Zt);
   }
-  const auto svd = cross_covariance_svd(source, target);
+  const auto svd = cross_covariance_svd(cross);
   const MatrixD& U = svd.matrixU();
   const MatrixD& V = svd.matrixV();
   MatrixD source_transform = source_whitening.transform * U;
@@ -132,6 +152,37 @@ void normalize_rows(Matrix& vectors) {
   }
 }
 
+void transform_rows(Matrix& rows, const Matrix& transform, int threads) {
+  TERMALIGN_CHECK(transform.rows() == rows.cols(), "the transform's rows match the vectors' dimension");
+  if (transform.cols() != transform.rows()) {
+    rows = rows * transform;
+    normalize_rows(rows);
+    return;
+  }
+  if (transform.isIdentity(0.0f)) {
+    normalize_rows(rows);
+    return;
+  }
+  // Fixed blocks, each one single-threaded product: a row's bits do not depend on the threads.
+  constexpr Eigen::Index kBlock = 256;
+  const Eigen::Index blocks = (rows.rows() + kBlock - 1) / kBlock;
+  const int thread_count = resolve_threads(threads);
+  std::vector<Matrix> buffers(static_cast<std::size_t>(thread_count));
+  SerialEigenProducts serial_products;
+  parallel_for(static_cast<std::size_t>(blocks), thread_count, [&](std::size_t block) {
+    Matrix& mapped = buffers[static_cast<std::size_t>(current_thread()) % buffers.size()];
+    const Eigen::Index first = static_cast<Eigen::Index>(block) * kBlock;
+    const Eigen::Index count = std::min(kBlock, rows.rows() - first);
+    mapped.resize(count, transform.cols());
+    mapped.noalias() = rows.middleRows(first, count) * transform;
+    for (Eigen::Index i = 0; i < count; ++i) {
+      const float norm = mapped.row(i).norm();
+      if (norm > 0) mapped.row(i) /= norm;
+    }
+    rows.middleRows(first, count) = mapped;
+  });
+}
+
 void Normalizer::fit_apply(Matrix& vectors) {
   mean.resize(0);
   if (unit_first(kind)) normalize_rows(vectors);
@@ -163,7 +214,7 @@ void Normalizer::apply_rows(Matrix& vectors) const {
 Matrix procrustes(const Matrix& source, const Matrix& target) {
   TERMALIGN_CHECK(source.rows() == target.rows() && source.cols() == target.cols(),
                   "Procrustes needs two matrices of the same shape");
-  const auto svd = cross_covariance_svd(source.cast<double>(), target.cast<double>());
+  const auto svd = cross_covariance_svd(transposed_product(source, target));
   return (svd.matrixU() * svd.matrixV().transpose()).cast<float>();
 }
 

@@ -11,6 +11,22 @@ int resolve_threads(int requested) { return requested > 0 ? requested : omp_get_
 
 int current_thread() { return omp_get_thread_num(); }
 
+void run_both(const std::function<void()>& first, const std::function<void()>& second, int threads) {
+  std::exception_ptr errors[2];
+  parallel_for(2, threads, [&](std::size_t task) {
+    try {
+      (task == 0 ? first : second)();
+    } catch (...) {
+      errors[task] = std::current_exception();
+    }
+  });
+  for (const std::exception_ptr& error : errors)
+    if (error) std::rethrow_exception(error);
+}
+
+SerialEigenProducts::SerialEigenProducts() : previous_(omp_get_max_threads()) { omp_set_num_threads(1); }
+SerialEigenProducts::~SerialEigenProducts() { omp_set_num_threads(previous_); }
+
 void parallel_for(std::size_t n, int threads, const std::function<void(std::size_t)>& body) {
   const int thread_count = resolve_threads(threads);
   if (n <= 1 || thread_count == 1 || omp_in_parallel()) {

@@ -14,6 +14,7 @@
 #include <fstream>
 #include <limits>
 
+#include "detail/topk.h"
 #include "termalign/error.h"
 #include "termalign/lexicon.h"
 #include "termalign/logging.h"
@@ -79,13 +80,14 @@ ScoringMemory estimate_scoring_memory(const ScoringShape& shape, const AlignConf
                     per_target = std::min(config.ranking.mutual_m, n1);
   const std::size_t overall = per_source == 0 && per_target == 0 ? cap : 0;
   const std::size_t selection = (n1 * per_source + (threads + 1) * (n2 * per_target + overall)) * kCandidate;
-  // The fused pass of csls_select (terms neighbourhoods, top_m without mutual_m): a pool of candidates per row
-  // and k values per column in each thread and in the merge.
+  // The fused pass of csls_select (terms neighbourhoods, top_m without mutual_m): a pool per row (a buffer of
+  // twice its size, detail::RowPools) and k values per column in each thread and in the merge.
   std::size_t fused = 0;
   if (config.scoring.neighbourhood == Neighbourhood::terms && per_source > 0 && per_target == 0) {
     const std::size_t requested = config.scoring.candidate_pool > 0 ? config.scoring.candidate_pool : 4 * per_source;
     const std::size_t pool = std::min(n2, std::max(requested, per_source));
-    fused = n1 * (pool * kCandidate + std::min(k, n2) * kFloat) + (threads + 1) * n2 * std::min(k, n1) * kFloat;
+    fused = n1 * (detail::RowPools::bytes_per_slot(pool) + std::min(k, n2) * kFloat) +
+            (threads + 1) * n2 * std::min(k, n1) * kFloat;
   }
   memory.top_lists = std::max({neighbourhoods, selection, fused});
   memory.candidates = (per_source > 0 ? n1 * per_source : per_target > 0 ? n2 * per_target : overall) * kCandidate;

@@ -1,14 +1,21 @@
 #include "termalign/scoring.h"
 
+#include <immintrin.h>
 #include <omp.h>
+#if TERMALIGN_WITH_OPENBLAS
+#include <cblas.h>
+#endif
 
 #include <algorithm>
+#include <cstdlib>
 #include <cstdint>
 #include <functional>
 #include <limits>
 #include <memory>
+#include <random>
 #include <string>
 
+#include "detail/huge_pages.h"
 #include "detail/topk.h"
 #include "termalign/distributed.h"
 #include "termalign/error.h"
@@ -20,21 +27,7 @@ namespace {
 
 using detail::TopCandidates;
 using detail::TopValues;
-
-// Eigen parallelises a GEMM by itself unless it runs inside a parallel region of several threads. The tiles are
-// already shared out among the threads, and a GEMM's blocking (so its rounding) depends on its thread count, so
-// the calling thread's OpenMP default is set to 1 for the duration: the serial path of parallel_for (one thread
-// or one row block) then runs single-threaded GEMMs too. Construct it after resolving the thread count.
-class SerialEigenProducts {
- public:
-  SerialEigenProducts() : previous_(omp_get_max_threads()) { omp_set_num_threads(1); }
-  ~SerialEigenProducts() { omp_set_num_threads(previous_); }
-  SerialEigenProducts(const SerialEigenProducts&) = delete;
-  SerialEigenProducts& operator=(const SerialEigenProducts&) = delete;
-
- private:
-  int previous_;
-};
+using detail::RowPools;
 
 // Eigen rounds a dot product differently depending on the micro-kernel that computes it, which it picks by the
 // element's place in the product (its widest kernel covers 3 packets of rows and 4 columns; leftovers use others,
@@ -45,6 +38,104 @@ class SerialEigenProducts {
 constexpr std::size_t kKernelMultiple = 48;
 
 std::size_t round_up(std::size_t n, std::size_t multiple) { return (n + multiple - 1) / multiple * multiple; }
+
+}  // namespace
+
+namespace {
+
+// Eigen evaluates Z_tile X_tile^T into a row-major buffer as X_tile Z_tile^T into a column-major one: the larger Z
+// tile is then packed as the kernel's right-hand side, which costs less than packing it as the left-hand side
+// (perf: 9 % against 14 % of the cycles with 240 x 2016 tiles at d = 300).
+void eigen_product(const float* lhs, Eigen::Index lhs_rows, const float* rhs, Eigen::Index rhs_rows,
+                   Eigen::Index dim, float* out) {
+  const Eigen::Map<const Matrix> left(lhs, lhs_rows, dim), right(rhs, rhs_rows, dim);
+  Eigen::Map<Matrix>(out, rhs_rows, lhs_rows).noalias() = right * left.transpose();
+}
+
+#if TERMALIGN_WITH_OPENBLAS
+// Column-major, out is lhs_rows x rhs_rows = lhs rhs^T: lhs (row-major) is lhs^T column-major, rhs is rhs^T.
+void openblas_product(const float* lhs, Eigen::Index lhs_rows, const float* rhs, Eigen::Index rhs_rows,
+                      Eigen::Index dim, float* out) {
+  cblas_sgemm(CblasColMajor, CblasTrans, CblasNoTrans, static_cast<blasint>(lhs_rows),
+              static_cast<blasint>(rhs_rows), static_cast<blasint>(dim), 1.0f, lhs, static_cast<blasint>(dim), rhs,
+              static_cast<blasint>(dim), 0.0f, out, static_cast<blasint>(lhs_rows));
+}
+
+// Whether OpenBLAS's kernel gives a dot product the same bits wherever it lies in a product of the sizes the tiles
+// use (multiples of 48): identical rows on both sides must give identical elements, in one product and across
+// products of other sizes. Its AVX-512 kernels (SkylakeX, Cooperlake) do; its AVX2 kernels (Haswell, Zen) round
+// by position, which would make the results depend on the tiling and the thread count.
+bool openblas_rounds_alike() {
+  std::mt19937 generator(1);
+  std::normal_distribution<float> normal(0.0f, 1.0f);
+  for (const Eigen::Index dim : {5, 17, 64, 100, 300}) {
+    RowVector x(dim), z(dim);
+    for (Eigen::Index c = 0; c < dim; ++c) x[c] = normal(generator), z[c] = normal(generator);
+    float expected = 0;
+    bool first = true;
+    for (const Eigen::Index rows : {48, 144}) {
+      for (const Eigen::Index cols : {48, 96}) {
+        const Matrix lhs = x.replicate(rows, 1), rhs = z.replicate(cols, 1);
+        std::vector<float> out(static_cast<std::size_t>(rows * cols));
+        openblas_product(lhs.data(), rows, rhs.data(), cols, dim, out.data());
+        if (first) expected = out[0], first = false;
+        for (const float value : out)
+          if (value != expected) return false;
+      }
+    }
+  }
+  return true;
+}
+#endif
+
+// The kernel similarity_product uses, chosen once: OpenBLAS when termalign is built with it, its kernel on this
+// machine rounds alike in every position and TERMALIGN_TILE_KERNEL does not say "eigen"; else Eigen.
+struct TileKernel {
+  bool openblas = false;
+  std::string description;
+};
+
+const TileKernel& tile_kernel() {
+  static const TileKernel chosen = [] {
+    const std::string eigen = "Eigen " + std::to_string(EIGEN_WORLD_VERSION) + "." +
+                              std::to_string(EIGEN_MAJOR_VERSION) + "." + std::to_string(EIGEN_MINOR_VERSION);
+    const char* setting = std::getenv("TERMALIGN_TILE_KERNEL");
+    const std::string wanted = setting != nullptr ? setting : "auto";
+    if (wanted != "auto" && wanted != "eigen" && wanted != "openblas")
+      throw_usage_error("TERMALIGN_TILE_KERNEL must be auto, eigen or openblas (got \"" + wanted + "\").");
+    TileKernel kernel{false, eigen};
+#if TERMALIGN_WITH_OPENBLAS
+    // The tiles are shared out among OpenMP threads; each product runs on its caller's thread alone.
+    openblas_set_num_threads(1);
+    const std::string openblas = std::string("OpenBLAS (core ") + openblas_get_corename() + ")";
+    if (wanted == "openblas") {
+      kernel = {true, openblas};
+    } else if (wanted == "auto") {
+      kernel = openblas_rounds_alike()
+                   ? TileKernel{true, openblas}
+                   : TileKernel{false, eigen + " (" + openblas + " rounds a product by its place in the tile)"};
+    }
+#else
+    if (wanted == "openblas") throw_usage_error("TERMALIGN_TILE_KERNEL=openblas: this build has no OpenBLAS.");
+#endif
+    return kernel;
+  }();
+  return chosen;
+}
+
+}  // namespace
+
+void similarity_product(const float* lhs, Eigen::Index lhs_rows, const float* rhs, Eigen::Index rhs_rows,
+                        Eigen::Index dim, float* out) {
+#if TERMALIGN_WITH_OPENBLAS
+  if (tile_kernel().openblas) return openblas_product(lhs, lhs_rows, rhs, rhs_rows, dim, out);
+#endif
+  eigen_product(lhs, lhs_rows, rhs, rhs_rows, dim, out);
+}
+
+std::string similarity_kernel() { return tile_kernel().description; }
+
+namespace {
 
 // Rows per tile along one side: the requested size, rounded down to the kernel multiple when that much is
 // requested (so only the last tile is padded), or the whole side when it fits in one tile.
@@ -92,11 +183,8 @@ using TileVisitor = std::function<void(std::size_t, std::size_t, std::size_t, co
 
 // Walks the tiles of X[row_begin, row_end) Z^T (X: n1 x d, Z: n2 x d, both ranges non-empty): the row blocks are
 // shared out among `threads` threads and each thread computes its block's tiles in column order, one
-// single-threaded GEMM per tile into its own buffer (allocated once per thread). first_row is a row of X. No
-// similarity value depends on the tiling, the thread count or the row range.
-// The GEMM writes Z_tile X_tile^T into a row-major buffer, which Eigen evaluates as X_tile Z_tile^T into a
-// column-major one: the larger Z tile is then packed as the kernel's right-hand side, which costs less than
-// packing it as the left-hand side (perf: 9 % against 14 % of the cycles with 240 x 2016 tiles at d = 300).
+// single-threaded GEMM per tile (similarity_product) into its own buffer (allocated once per thread). first_row is
+// a row of X. No similarity value depends on the tiling, the thread count or the row range.
 void for_each_tile(const Matrix& X, std::size_t row_begin, std::size_t row_end, const Matrix& Z,
                    const TileOptions& tiles, int threads, const TileVisitor& visit) {
   TERMALIGN_CHECK(X.cols() == Z.cols(), "both sides must have the same dimension");
@@ -108,7 +196,8 @@ void for_each_tile(const Matrix& X, std::size_t row_begin, std::size_t row_end, 
   const std::size_t col_capacity = round_up(tile_cols, kKernelMultiple);
   const std::size_t row_blocks = (n1 + tile_rows - 1) / tile_rows;
   struct Workspace {
-    Eigen::VectorXf similarities, source_rows, target_rows;
+    detail::HugePageVector<float> similarities;  // the tile: 3.9 MB with the default tiles, in huge pages
+    Eigen::VectorXf source_rows, target_rows;
     std::size_t padded_first_col = SIZE_MAX;  // the Z tile held padded in target_rows, if any
   };
   std::vector<Workspace> workspaces(static_cast<std::size_t>(threads));
@@ -117,11 +206,10 @@ void for_each_tile(const Matrix& X, std::size_t row_begin, std::size_t row_end, 
     const std::size_t slot = static_cast<std::size_t>(current_thread()) % workspaces.size();
     Workspace& workspace = workspaces[slot];
     if (workspace.similarities.size() == 0)
-      workspace.similarities.resize(static_cast<Eigen::Index>(row_capacity * col_capacity));
+      workspace.similarities.resize(row_capacity * col_capacity);
     const std::size_t first_row = row_begin + block * tile_rows, rows = std::min(tile_rows, row_end - first_row);
     const auto lhs_rows = static_cast<Eigen::Index>(round_up(rows, kKernelMultiple));
-    const Eigen::Map<const Matrix> lhs(padded_rows(X, first_row, rows, row_capacity, workspace.source_rows),
-                                       lhs_rows, dim);
+    const float* lhs = padded_rows(X, first_row, rows, row_capacity, workspace.source_rows);
     for (std::size_t first_col = 0; first_col < n2; first_col += tile_cols) {
       const std::size_t cols = std::min(tile_cols, n2 - first_col);
       const auto rhs_rows = static_cast<Eigen::Index>(round_up(cols, kKernelMultiple));
@@ -133,11 +221,9 @@ void for_each_tile(const Matrix& X, std::size_t row_begin, std::size_t row_end, 
         workspace.padded_first_col = first_col;
         target_rows = workspace.target_rows.data();
       }
-      const Eigen::Map<const Matrix> rhs(target_rows, rhs_rows, dim);
-      Eigen::Map<Matrix> similarities(workspace.similarities.data(), rhs_rows, lhs_rows);
-      similarities.noalias() = rhs * lhs.transpose();
+      similarity_product(lhs, lhs_rows, target_rows, rhs_rows, dim, workspace.similarities.data());
       visit(slot, first_row, first_col,
-            Tile(similarities.data(), static_cast<Eigen::Index>(cols), static_cast<Eigen::Index>(rows),
+            Tile(workspace.similarities.data(), static_cast<Eigen::Index>(cols), static_cast<Eigen::Index>(rows),
                  Eigen::OuterStride<>(lhs_rows)));
     }
   });
@@ -156,15 +242,51 @@ void check_indexable(const Matrix& M) {
   TERMALIGN_CHECK(static_cast<std::uint64_t>(M.rows()) < detail::kNoIndex, "too many rows for 32-bit indices");
 }
 
-// Tile rows are screened in chunks: one vectorisable test per chunk, scalar offers only for the rare chunk
-// holding a value that may enter a heap.
+// Tile rows are screened in chunks of kChunk values: one mask per chunk and structure (which values reach its
+// bounds), then offers only for the set bits, so a chunk with nothing to offer costs a few vector instructions and
+// one with entrants no hard-to-predict branch per value.
 constexpr Eigen::Index kChunk = 16;
 
-// Whether any of values[0, n) reaches `bound` or its own bounds[t].
-inline bool any_reaches(const float* values, Eigen::Index n, float bound, const float* bounds) {
-  int hit = 0;
-  for (Eigen::Index t = 0; t < n; ++t) hit |= (values[t] >= bound) | (values[t] >= bounds[t]);
-  return hit != 0;
+// Bit t is set when values[t] >= bounds[t] (t < n <= kChunk).
+inline std::uint32_t reaching(const float* values, Eigen::Index n, const float* bounds) {
+#if defined(__AVX512F__)
+  if (n == kChunk) return _mm512_cmp_ps_mask(_mm512_loadu_ps(values), _mm512_loadu_ps(bounds), _CMP_GE_OQ);
+#elif defined(__AVX__)
+  if (n == kChunk) {
+    const auto low = _mm256_cmp_ps(_mm256_loadu_ps(values), _mm256_loadu_ps(bounds), _CMP_GE_OQ);
+    const auto high = _mm256_cmp_ps(_mm256_loadu_ps(values + 8), _mm256_loadu_ps(bounds + 8), _CMP_GE_OQ);
+    return static_cast<std::uint32_t>(_mm256_movemask_ps(low)) |
+           static_cast<std::uint32_t>(_mm256_movemask_ps(high)) << 8;
+  }
+#endif
+  std::uint32_t mask = 0;
+  for (Eigen::Index t = 0; t < n; ++t) mask |= static_cast<std::uint32_t>(values[t] >= bounds[t]) << t;
+  return mask;
+}
+
+// Bit t is set when values[t] >= bound (t < n <= kChunk).
+inline std::uint32_t reaching(const float* values, Eigen::Index n, float bound) {
+#if defined(__AVX512F__)
+  if (n == kChunk) return _mm512_cmp_ps_mask(_mm512_loadu_ps(values), _mm512_set1_ps(bound), _CMP_GE_OQ);
+#elif defined(__AVX__)
+  if (n == kChunk) {
+    const auto limit = _mm256_set1_ps(bound);
+    const auto low = _mm256_cmp_ps(_mm256_loadu_ps(values), limit, _CMP_GE_OQ);
+    const auto high = _mm256_cmp_ps(_mm256_loadu_ps(values + 8), limit, _CMP_GE_OQ);
+    return static_cast<std::uint32_t>(_mm256_movemask_ps(low)) |
+           static_cast<std::uint32_t>(_mm256_movemask_ps(high)) << 8;
+  }
+#endif
+  std::uint32_t mask = 0;
+  for (Eigen::Index t = 0; t < n; ++t) mask |= static_cast<std::uint32_t>(values[t] >= bound) << t;
+  return mask;
+}
+static_assert(kChunk <= 32, "a chunk's mask is 32 bits");
+
+// Calls visit(t) for each set bit t of `mask`, lowest first.
+template <typename Visit>
+inline void for_each_bit(std::uint32_t mask, Visit&& visit) {
+  for (; mask != 0; mask &= mask - 1) visit(static_cast<Eigen::Index>(__builtin_ctz(mask)));
 }
 
 // Per-thread structures created by the thread that first uses its slot.
@@ -194,13 +316,10 @@ class PerSlot {
 Eigen::VectorXf slot_means(const TopValues& top) {
   Eigen::VectorXf means = Eigen::VectorXf::Zero(static_cast<Eigen::Index>(top.slots()));
   if (top.capacity() == 0) return means;
-  std::vector<float> values(top.capacity());
   for (std::size_t slot = 0; slot < top.slots(); ++slot) {
-    std::copy(top.begin(slot), top.end(slot), values.begin());
-    std::sort(values.begin(), values.end(), detail::Greater());
     double sum = 0;
-    for (float value : values) sum += value;
-    means[static_cast<Eigen::Index>(slot)] = static_cast<float>(sum / static_cast<double>(values.size()));
+    for (const float* value = top.end(slot); value != top.begin(slot);) sum += *--value;  // kept ascending
+    means[static_cast<Eigen::Index>(slot)] = static_cast<float>(sum / static_cast<double>(top.capacity()));
   }
   return means;
 }
@@ -209,7 +328,10 @@ Eigen::VectorXf slot_means(const TopValues& top) {
 template <typename Heaps>
 void merge_across(const ProcessGroup& group, Heaps& heaps) {
   if (group.size() == 1) return;
-  group.merge_best(heaps.items(), heaps.capacity());
+  auto& items = heaps.items();
+  std::vector<typename std::decay_t<decltype(items)>::value_type> exchanged(items.begin(), items.end());
+  group.merge_best(exchanged, heaps.capacity());
+  std::copy(exchanged.begin(), exchanged.end(), items.begin());
   heaps.rebuild();
 }
 
@@ -250,13 +372,16 @@ NeighbourhoodMeans scan_neighbourhoods(const Matrix& X, const Matrix& Z, int k, 
             const float* similarities = tile.row(j).data();
             for (Eigen::Index chunk = 0; chunk < tile.cols(); chunk += kChunk) {
               const Eigen::Index end = std::min(chunk + kChunk, tile.cols());
-              if (!any_reaches(similarities + chunk, end - chunk, columns.bounds()[column], row_bounds + chunk))
-                continue;
-              for (Eigen::Index i = chunk; i < end; ++i) {
-                const float s = similarities[i];
-                if (s > row_bounds[i]) row_top.offer(first_slot + static_cast<std::size_t>(i), s);
-                if (s > columns.bounds()[column]) columns.offer(column, s);
-              }
+              const float* values = similarities + chunk;
+              const Eigen::Index count = end - chunk;
+              const std::uint32_t to_rows = reaching(values, count, row_bounds + chunk);
+              const std::uint32_t to_column = reaching(values, count, columns.bounds()[column]);
+              if ((to_rows | to_column) == 0) continue;
+              for_each_bit(to_rows, [&](Eigen::Index t) {
+                row_top.offer(first_slot + static_cast<std::size_t>(chunk + t), values[t]);
+              });
+              // The column's bound rises with each value it keeps; offer() checks each against the current one.
+              for_each_bit(to_column, [&](Eigen::Index t) { columns.offer(column, values[t]); });
             }
           }
         });
@@ -277,7 +402,7 @@ NeighbourhoodMeans scan_neighbourhoods(const Matrix& X, const Matrix& Z, int k, 
 // the group).
 void scan_pools(const Matrix& X, std::size_t row_begin, std::size_t row_end, const Matrix& Z,
                 const Eigen::VectorXf& floors, const TileOptions& tiles, const ProcessGroup& group,
-                TopValues& row_top, TopCandidates& pool, TopValues& columns) {
+                TopValues& row_top, RowPools& pool, TopValues& columns) {
   const int threads = resolve_threads(tiles.threads);
   const std::size_t n2 = static_cast<std::size_t>(Z.rows()), column_k = columns.capacity();
   PerSlot<TopValues> column_top(static_cast<std::size_t>(threads), [&] {
@@ -298,25 +423,21 @@ void scan_pools(const Matrix& X, std::size_t row_begin, std::size_t row_end, con
             const float floor = floors[static_cast<Eigen::Index>(column)];
             for (Eigen::Index chunk = 0; chunk < tile.cols(); chunk += kChunk) {
               const Eigen::Index count = std::min(kChunk, tile.cols() - chunk);
-              const float column_bound = column_values.bounds()[column];
-              int hit = 0;
-              for (Eigen::Index t = 0; t < count; ++t) {
-                const float s = similarities[chunk + t];
-                keys[t] = 2.0f * s - floor;
-                hit |= (s >= column_bound) | (s >= row_bounds[chunk + t]) | (keys[t] >= pool_bounds[chunk + t]);
-              }
-              if (!hit) continue;
-              for (Eigen::Index t = 0; t < count; ++t) {
-                const float s = similarities[chunk + t];
-                const std::size_t row_slot = first_slot + static_cast<std::size_t>(chunk + t);
-                if (s > row_bounds[chunk + t]) row_top.offer(row_slot, s);
-                if (s > column_values.bounds()[column]) column_values.offer(column, s);
-                // >=: an equal key may still rank before the pool's worst by its indices; offer() decides.
-                if (keys[t] >= pool_bounds[chunk + t]) {
-                  pool.offer(row_slot, Candidate{keys[t], s, static_cast<std::uint32_t>(row_begin + row_slot),
-                                                 static_cast<std::uint32_t>(column)});
-                }
-              }
+              const float* values = similarities + chunk;
+              for (Eigen::Index t = 0; t < count; ++t) keys[t] = 2.0f * values[t] - floor;
+              const std::uint32_t to_rows = reaching(values, count, row_bounds + chunk);
+              const std::uint32_t to_column = reaching(values, count, column_values.bounds()[column]);
+              // >=: an equal key may still rank before the pool's threshold by its indices; offer() decides.
+              const std::uint32_t to_pool = reaching(keys, count, pool_bounds + chunk);
+              if ((to_rows | to_column | to_pool) == 0) continue;
+              for_each_bit(to_rows, [&](Eigen::Index t) {
+                row_top.offer(first_slot + static_cast<std::size_t>(chunk + t), values[t]);
+              });
+              for_each_bit(to_column, [&](Eigen::Index t) { column_values.offer(column, values[t]); });
+              for_each_bit(to_pool, [&](Eigen::Index t) {
+                pool.offer(first_slot + static_cast<std::size_t>(chunk + t), keys[t], values[t],
+                           static_cast<std::uint32_t>(column));
+              });
             }
           }
         });
@@ -376,27 +497,33 @@ std::vector<Candidate> select_csls_candidates(const Matrix& X, const Matrix& Z, 
         const std::size_t first_slot = first_row - row_begin;
         const float* row_bounds = row_top.bounds() + first_slot;
         const float* row_means = source_means + first_row;
-        float scores[kChunk], row_limits[kChunk];
+        float scores[kChunk];
         for (Eigen::Index j = 0; j < tile.rows(); ++j) {
           const std::size_t column = first_col + static_cast<std::size_t>(j);
           const float* similarities = tile.row(j).data();
           const float target_mean = target_means[column];
           for (Eigen::Index chunk = 0; chunk < tile.cols(); chunk += kChunk) {
             const Eigen::Index count = std::min(kChunk, tile.cols() - chunk);
-            for (Eigen::Index t = 0; t < count; ++t) {
+            for (Eigen::Index t = 0; t < count; ++t)
               scores[t] = 2.0f * similarities[chunk + t] - row_means[chunk + t] - target_mean;
-              row_limits[t] = std::min(row_bounds[chunk + t], best.bounds()[0]);
-            }
-            // >=: an equal score may still rank before a bound by its indices; offer() decides.
-            if (!any_reaches(scores, count, columns.bounds()[column], row_limits)) continue;
-            for (Eigen::Index t = 0; t < count; ++t) {
-              const std::size_t row = first_row + static_cast<std::size_t>(chunk + t);
-              const Candidate candidate{scores[t], similarities[chunk + t], static_cast<std::uint32_t>(row),
-                                        static_cast<std::uint32_t>(column)};
-              row_top.offer(row - row_begin, candidate);
-              columns.offer(column, candidate);
-              best.offer(0, candidate);
-            }
+            // >=: an equal score may still rank before a bound by its indices; offer() decides. Disabled lists
+            // have bounds of +inf, which no score reaches.
+            const std::uint32_t to_rows = reaching(scores, count, row_bounds + chunk);
+            const std::uint32_t to_column = reaching(scores, count, columns.bounds()[column]);
+            const std::uint32_t to_best = reaching(scores, count, best.bounds()[0]);
+            if ((to_rows | to_column | to_best) == 0) continue;
+            const auto candidate = [&](Eigen::Index t) {
+              return Candidate{scores[t], similarities[chunk + t],
+                               static_cast<std::uint32_t>(first_row + static_cast<std::size_t>(chunk + t)),
+                               static_cast<std::uint32_t>(column)};
+            };
+            // The column's and the overall bound rise as they keep candidates; offer() checks each candidate
+            // against the current worst.
+            for_each_bit(to_rows, [&](Eigen::Index t) {
+              row_top.offer(first_slot + static_cast<std::size_t>(chunk + t), candidate(t));
+            });
+            for_each_bit(to_column, [&](Eigen::Index t) { columns.offer(column, candidate(t)); });
+            for_each_bit(to_best, [&](Eigen::Index t) { best.offer(0, candidate(t)); });
           }
         }
       };
@@ -426,11 +553,11 @@ std::vector<Candidate> select_csls_candidates(const Matrix& X, const Matrix& Z, 
   } else {
     keep_real(overall_top.merged(), 0, nullptr);
   }
-  std::sort(kept.begin(), kept.end(), ranks_before);
+  std::sort(kept.begin(), kept.end(), detail::RanksBefore());
   if (selection.limit > 0 && kept.size() > selection.limit) kept.resize(selection.limit);
   if (group.size() > 1) {
     kept = group.gather(kept);
-    std::sort(kept.begin(), kept.end(), ranks_before);
+    std::sort(kept.begin(), kept.end(), detail::RanksBefore());
     if (selection.limit > 0 && kept.size() > selection.limit) kept.resize(selection.limit);
   }
   logger().debug("CSLS selection: {} x {} terms, {} candidate pairs kept", n1, n2, kept.size());
@@ -471,9 +598,10 @@ CslsSelection csls_select(const Matrix& X, const Matrix& Z, int k, const Selecti
 
   const float lowest = -std::numeric_limits<float>::infinity();
   TopValues row_top(row_end - row_begin, row_k, lowest);
-  TopCandidates pools(row_end - row_begin, pool_size, detail::sentinel_candidate());
+  RowPools pools(row_end - row_begin, pool_size);
   TopValues columns(n2, column_k, lowest);
   scan_pools(X, row_begin, row_end, Z, floors, tiles, group, row_top, pools, columns);
+  pools.finish();
   result.means.source = gathered(group, slot_means(row_top));
   result.means.target = slot_means(columns);
   row_top = TopValues(0, 0, lowest);
@@ -488,12 +616,12 @@ CslsSelection csls_select(const Matrix& X, const Matrix& Z, int k, const Selecti
   std::vector<char> rescore(pools.slots(), 0);
   parallel_for(pools.slots(), threads, [&](std::size_t slot) {
     const float row_mean = result.means.source[static_cast<Eigen::Index>(row_begin + slot)];
-    std::vector<Candidate> best(pools.begin(slot), pools.end(slot));
+    std::vector<Candidate> best = pools.candidates(slot, static_cast<std::uint32_t>(row_begin + slot));
     for (Candidate& c : best) c.score = 2.0f * c.cosine - row_mean - target_means[c.target];
     std::partial_sort(best.begin(), best.begin() + static_cast<std::ptrdiff_t>(per_source), best.end(),
-                      ranks_before);
+                      detail::RanksBefore());
     best.resize(per_source);
-    const float unseen_bound = pools.worst(slot).score - row_mean;
+    const float unseen_bound = pools.worst_key(slot) - row_mean;
     if (pool_size == n2 || unseen_bound + kMargin < best.back().score) {
       from_pool[slot] = std::move(best);
     } else {
@@ -507,7 +635,7 @@ CslsSelection csls_select(const Matrix& X, const Matrix& Z, int k, const Selecti
     if (rescore[slot]) rows.push_back(row_begin + slot);
   }
   from_pool = {};
-  pools = TopCandidates(0, 0, detail::sentinel_candidate());
+  pools = RowPools(0, 0);
   if (!rows.empty()) {
     // The similarities do not depend on the tiling or on a row's place (for_each_tile): rescoring these rows on
     // their own gives the values the full second pass would have.
@@ -527,11 +655,11 @@ CslsSelection csls_select(const Matrix& X, const Matrix& Z, int k, const Selecti
     }
   }
   result.rescored_rows = rows.size();
-  std::sort(kept.begin(), kept.end(), ranks_before);
+  std::sort(kept.begin(), kept.end(), detail::RanksBefore());
   if (selection.limit > 0 && kept.size() > selection.limit) kept.resize(selection.limit);
   if (group.size() > 1) {
     kept = group.gather(kept);
-    std::sort(kept.begin(), kept.end(), ranks_before);
+    std::sort(kept.begin(), kept.end(), detail::RanksBefore());
     if (selection.limit > 0 && kept.size() > selection.limit) kept.resize(selection.limit);
   }
   logger().debug("CSLS in one pass: {} x {} terms, pools of {}, {} of {} rows rescored, {} candidate pairs", n1,

@@ -41,6 +41,36 @@ TEST_CASE("Procrustes recovers a known rotation", "[mapping]") {
   }
 }
 
+TEST_CASE("Procrustes over more pairs than one accumulation block (512 rows)", "[mapping]") {
+  std::mt19937 generator(43);
+  const Matrix X = random_matrix(1300, 20, generator);
+  const Matrix R = random_orthogonal(20, generator);
+  const Matrix W = procrustes(X, Matrix(X * R));
+  CHECK((W - R).norm() < 1e-4);
+}
+
+TEST_CASE("transform_rows maps and normalises in place, whatever the threads", "[mapping]") {
+  std::mt19937 generator(44);
+  const Matrix rows = random_matrix(700, 12, generator);  // blocks of 256 rows: three, the last one partial
+  for (const Matrix& transform : {random_orthogonal(12, generator), random_matrix(12, 12, generator),
+                                  random_matrix(12, 5, generator), Matrix(Matrix::Identity(12, 12))}) {
+    Matrix expected = rows * transform;
+    normalize_rows(expected);
+    Matrix one = rows, two = rows;
+    transform_rows(one, transform, 1);
+    transform_rows(two, transform, 2);
+    REQUIRE(one.rows() == rows.rows());
+    REQUIRE(one.cols() == transform.cols());
+    CHECK((one - expected).cwiseAbs().maxCoeff() < 1e-5f);
+    CHECK(one == two);  // bit for bit
+  }
+  // With the identity the product is skipped: exactly the normalised rows, as x I = x.
+  Matrix normalised = rows, mapped = rows;
+  normalize_rows(normalised);
+  transform_rows(mapped, Matrix::Identity(12, 12), 2);
+  CHECK(mapped == normalised);
+}
+
 TEST_CASE("Procrustes is orthogonal on noisy, unrelated data", "[mapping]") {
   std::mt19937 generator(7);
   const Matrix X = random_matrix(40, 6, generator), Z = random_matrix(40, 6, generator);

@@ -56,7 +56,7 @@ struct ScoringOptions {
   Neighbourhood neighbourhood = Neighbourhood::terms;
   std::size_t neighbourhood_words = 20000;  // with vocabulary: the N most frequent words of each side
   std::size_t candidate_pool = 0;           // one-pass CSLS: targets kept per source term (0 = 4 x top_m); speed only
-  std::size_t tile_rows = 256;              // source terms per tile
+  std::size_t tile_rows = 512;              // source terms per tile
   std::size_t tile_cols = 2048;             // target terms per tile
   int threads = 0;                          // 0 = all cores; never changes the output
 };

@@ -14,7 +14,28 @@ int resolve_threads(int requested);
 // after the loop; the remaining iterations are skipped.
 void parallel_for(std::size_t n, int threads, const std::function<void(std::size_t)>& body);
 
+// Runs first() and second() at once (on two threads when `threads` allows, serially otherwise), then rethrows
+// first()'s exception if it threw, else second()'s: the same error whichever finished first. For the two
+// languages' independent steps.
+void run_both(const std::function<void()>& first, const std::function<void()>& second, int threads);
+
 // Thread index inside parallel_for's body (0 when serial).
 int current_thread();
+
+// Eigen parallelises a matrix product by itself unless it runs inside a parallel region of several threads, and a
+// product's blocking (so its rounding) depends on its thread count. While one of these lives, the calling thread's
+// OpenMP default is 1, so products on the serial path of parallel_for (one thread, or one item) are single-threaded
+// as they are on its parallel path: results that do not depend on the thread count. Construct it after resolving
+// the thread count.
+class SerialEigenProducts {
+ public:
+  SerialEigenProducts();
+  ~SerialEigenProducts();
+  SerialEigenProducts(const SerialEigenProducts&) = delete;
+  SerialEigenProducts& operator=(const SerialEigenProducts&) = delete;
+
+ private:
+  int previous_;
+};
 
 }  // namespace termalign

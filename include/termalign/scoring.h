@@ -7,14 +7,28 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <string>
 #include <vector>
 
 #include "termalign/embeddings.h"
 
 namespace termalign {
 
+// The scoring's one matrix product, single-threaded: out (rhs_rows x lhs_rows, row-major) = rhs lhs^T, both
+// operands row-major with `dim` columns, rows padded to multiples of 48. OpenBLAS's sgemm when termalign is built
+// with it (the default when libopenblas-dev is installed; 1.4x Eigen's throughput per core on the AVX-512
+// benchmark machine) and, checked once per process, its kernel on this machine gives every element the same bits
+// wherever it lies in the product (its AVX-512 kernels do, its AVX2 ones do not); else Eigen's product, which the
+// caller keeps single-threaded (SerialEigenProducts). Either way no similarity depends on the tiling or the thread
+// count. TERMALIGN_TILE_KERNEL=eigen forces Eigen's, =openblas OpenBLAS's (auto: the default choice). Public for
+// the benchmarks, which time it alone.
+void similarity_product(const float* lhs, Eigen::Index lhs_rows, const float* rhs, Eigen::Index rhs_rows,
+                        Eigen::Index dim, float* out);
+// Which kernel similarity_product uses, e.g. "OpenBLAS (core Cooperlake)" or "Eigen 3.4.0".
+std::string similarity_kernel();
+
 struct TileOptions {
-  std::size_t rows = 256;   // rows of X per tile
+  std::size_t rows = 512;   // rows of X per tile
   std::size_t cols = 2048;  // rows of Z per tile
   int threads = 0;          // 0 = all; the results never depend on it
 };

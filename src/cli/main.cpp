@@ -8,6 +8,7 @@
 #include "termalign/error.h"
 #include "termalign/logging.h"
 #include "termalign/resources.h"
+#include "termalign/scoring.h"
 #ifdef TERMALIGN_WITH_MPI
 #include "termalign/mpi_group.h"
 #endif
@@ -39,7 +40,10 @@ namespace {
 int run(int argc, char** argv, const termalign::ProcessGroup& group) {  CLI::App app{"termalign: align bilingual terminology with word embeddings (BUCC 2022 shared task)"};
   app.require_subcommand(1);
   app.fallthrough();
-  app.set_version_flag("--version", "termalign 0.1.0");
+  // The similarity kernel is chosen at run time (OpenBLAS's or Eigen's, scoring.h): --version says which.
+  app.set_version_flag("--version", std::function<std::string()>([] {
+    return "termalign 0.1.0 (similarity tiles: " + termalign::similarity_kernel() + ")";
+  }));
   bool verbose = false, quiet = false;
   app.add_flag("-v,--verbose", verbose, "Debug-level logging on stderr");
   app.add_flag("-q,--quiet", quiet, "Only warnings and errors on stderr");

@@ -2,11 +2,15 @@
 #pragma once
 
 #include <algorithm>
+#include <cstdint>
+#include <cstring>
 #include <cstddef>
 #include <limits>
 #include <utility>
 #include <vector>
 
+#include "detail/huge_pages.h"
+#include "termalign/error.h"
 #include "termalign/scoring.h"
 
 namespace termalign::detail {
@@ -61,7 +65,7 @@ class BoundedHeaps {
   }
 
   // All slots' items, slot after slot (`capacity` each), for a ProcessGroup to merge.
-  std::vector<T>& items() { return items_; }
+  HugePageVector<T>& items() { return items_; }
   // Restores the heaps and bounds after items() was changed (each slot in any order).
   void rebuild() {
     for (std::size_t slot = 0; slot < slots() && capacity_ > 0; ++slot) {
@@ -79,13 +83,157 @@ class BoundedHeaps {
 
  private:
   std::size_t capacity_;
-  std::vector<T> items_;
+  HugePageVector<T> items_;
   std::vector<float> bounds_;
   Before before_;
 };
 
-using TopValues = BoundedHeaps<float, Greater>;
+// The `capacity` largest floats of each slot, each slot kept sorted ascending (its bound, the smallest kept value,
+// first) and stored flat. For the small capacities of CSLS neighbourhoods an offer is a branch-free pass over the
+// slot (drop the smallest, slide v into place) instead of a heap's sift-down, whose branches a random stream
+// mispredicts: perf at n = 2000 put the heap offers and their chunk checks at 38 % of the neighbourhood pass.
+// Keeps the same values as BoundedHeaps<float, Greater> for any offering order.
+class TopValues {
+ public:
+  TopValues(std::size_t slots, std::size_t capacity, float sentinel)
+      : capacity_(capacity),
+        items_(slots * capacity, sentinel),
+        bounds_(slots, capacity == 0 ? std::numeric_limits<float>::infinity() : sentinel) {}
+
+  std::size_t slots() const { return bounds_.size(); }
+  std::size_t capacity() const { return capacity_; }
+  // Each slot's smallest kept value (+inf when capacity is 0): a value at or below it cannot enter.
+  const float* bounds() const { return bounds_.data(); }
+  // The slot's kept values, ascending.
+  const float* begin(std::size_t slot) const { return items_.data() + slot * capacity_; }
+  const float* end(std::size_t slot) const { return begin(slot) + capacity_; }
+
+  // Keeps `value` in place of the slot's smallest when it is larger. With a[] ascending and v > a[0], the new
+  // a'[t] = min(max(a[t], v), a[t + 1]) (a[capacity] = +inf) drops a[0] and inserts v in order.
+  void offer(std::size_t slot, float value) {
+    if (capacity_ == 0 || !(value > bounds_[slot])) return;
+    float* a = items_.data() + slot * capacity_;
+    for (std::size_t t = 0; t + 1 < capacity_; ++t) a[t] = std::min(std::max(a[t], value), a[t + 1]);
+    a[capacity_ - 1] = std::max(a[capacity_ - 1], value);
+    bounds_[slot] = a[0];
+  }
+
+  // All slots' values, slot after slot (`capacity` each), for a ProcessGroup to merge.
+  HugePageVector<float>& items() { return items_; }
+  // Restores the order and bounds after items() was changed (each slot in any order).
+  void rebuild() {
+    for (std::size_t slot = 0; slot < slots() && capacity_ > 0; ++slot) {
+      float* a = items_.data() + slot * capacity_;
+      std::sort(a, a + capacity_);
+      bounds_[slot] = a[0];
+    }
+  }
+
+  // Offers every value `other` keeps in each slot: afterwards this keeps the largest of both.
+  void merge(const TopValues& other) {
+    for (std::size_t slot = 0; slot < slots(); ++slot)
+      for (const float* value = other.begin(slot); value != other.end(slot); ++value) offer(slot, *value);
+  }
+
+ private:
+  std::size_t capacity_;
+  HugePageVector<float> items_;
+  std::vector<float> bounds_;
+};
+
 using TopCandidates = BoundedHeaps<Candidate, RanksBefore>;
+
+// The CSLS pools of csls_select: for each source row (slot), its best `capacity` targets by a float key (key
+// descending, then target ascending: ranks_before's order within one row). A slot appends what ranks before its
+// threshold to a buffer of 2 x capacity and, when the buffer is full, keeps its best `capacity` (std::nth_element)
+// and raises the threshold to the worst of them: an offer is a comparison and a copy, not a sift-down through
+// log2(capacity) levels of hard-to-predict branches (faiss's ReservoirTopN keeps large top-k lists this way). Each
+// entry's order is one 64-bit integer (the key's bits made monotonic, then the complement of the target), so the
+// compactions compare integers. Call finish() after the last offer.
+class RowPools {
+ public:
+  RowPools(std::size_t slots, std::size_t capacity)
+      : capacity_(capacity),
+        entries_(slots * 2 * capacity),
+        counts_(slots, 0),
+        thresholds_(slots, 0),
+        bounds_(slots, capacity == 0 ? std::numeric_limits<float>::infinity()
+                                     : -std::numeric_limits<float>::infinity()) {}
+
+  // Memory per slot: a buffer of 2 x capacity entries.
+  static constexpr std::size_t kEntryBytes = 16;
+  static std::size_t bytes_per_slot(std::size_t capacity) { return 2 * capacity * kEntryBytes; }
+
+  std::size_t slots() const { return bounds_.size(); }
+  // Each slot's threshold key (-inf at first, +inf when capacity is 0): a key below it cannot enter.
+  const float* bounds() const { return bounds_.data(); }
+
+  void offer(std::size_t slot, float key, float similarity, std::uint32_t target) {
+    const std::uint64_t rank = rank_of(key, target);
+    if (capacity_ == 0 || rank <= thresholds_[slot]) return;
+    entries_[slot * 2 * capacity_ + counts_[slot]] = Entry{rank, similarity};
+    if (++counts_[slot] == 2 * capacity_) shrink(slot);
+  }
+
+  // Each slot keeps its best `capacity` entries, its worst last. Every slot must have been offered at least
+  // `capacity` targets.
+  void finish() {
+    for (std::size_t slot = 0; slot < slots() && capacity_ > 0; ++slot) {
+      TERMALIGN_CHECK(counts_[slot] >= capacity_, "every pool is offered at least its capacity");
+      shrink(slot);
+    }
+  }
+  // After finish(): the slot's kept targets as candidates of source row `source` (score = the key, cosine = the
+  // similarity), and its worst key.
+  std::vector<Candidate> candidates(std::size_t slot, std::uint32_t source) const {
+    std::vector<Candidate> kept(capacity_);
+    const Entry* entries = entries_.data() + slot * 2 * capacity_;
+    for (std::size_t i = 0; i < capacity_; ++i)
+      kept[i] = Candidate{key_of(entries[i].rank), entries[i].similarity, source, target_of(entries[i].rank)};
+    return kept;
+  }
+  float worst_key(std::size_t slot) const { return key_of(thresholds_[slot]); }
+
+ private:
+  struct Entry {
+    std::uint64_t rank;
+    float similarity;
+  };
+  static_assert(sizeof(Entry) == kEntryBytes, "bytes_per_slot counts 16-byte entries");
+
+  // Larger rank = ranks before: the key's bits, flipped so that integer order is float order, above the
+  // complement of the target. -0 is taken as +0, which it equals.
+  static std::uint64_t rank_of(float key, std::uint32_t target) {
+    if (key == 0.0f) key = 0.0f;
+    std::uint32_t bits;
+    std::memcpy(&bits, &key, sizeof bits);
+    bits = (bits & 0x80000000u) != 0 ? ~bits : bits | 0x80000000u;
+    return static_cast<std::uint64_t>(bits) << 32 | (0xFFFFFFFFu - target);
+  }
+  static float key_of(std::uint64_t rank) {
+    std::uint32_t bits = static_cast<std::uint32_t>(rank >> 32);
+    bits = (bits & 0x80000000u) != 0 ? bits & 0x7FFFFFFFu : ~bits;
+    float key;
+    std::memcpy(&key, &bits, sizeof key);
+    return key;
+  }
+  static std::uint32_t target_of(std::uint64_t rank) { return 0xFFFFFFFFu - static_cast<std::uint32_t>(rank); }
+
+  void shrink(std::size_t slot) {
+    Entry* entries = entries_.data() + slot * 2 * capacity_;
+    std::nth_element(entries, entries + capacity_ - 1, entries + counts_[slot],
+                     [](const Entry& a, const Entry& b) { return a.rank > b.rank; });
+    counts_[slot] = capacity_;
+    thresholds_[slot] = entries[capacity_ - 1].rank;
+    bounds_[slot] = key_of(thresholds_[slot]);
+  }
+
+  std::size_t capacity_;
+  HugePageVector<Entry> entries_;
+  std::vector<std::size_t> counts_;
+  std::vector<std::uint64_t> thresholds_;
+  std::vector<float> bounds_;
+};
 
 inline constexpr std::uint32_t kNoIndex = std::numeric_limits<std::uint32_t>::max();
 
