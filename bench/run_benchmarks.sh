@@ -44,17 +44,13 @@ done
 case $LARGE in subset|full|skip) ;; *) echo "--large must be subset, full or skip (got $LARGE)" >&2; exit 2 ;; esac
 
 PY=/usr/bin/python3
-for tool in /usr/bin/time "$PY"; do
-  [[ -x $tool ]] || { echo "$tool is missing (apt-get install time python3-numpy)" >&2; exit 1; }
-done
-"$PY" -c "import numpy, faiss" || { echo "NumPy and python3-faiss are needed" >&2; exit 1; }
-# NumPy on Debian multiplies with whatever libblas.so.3 points at: the netlib reference BLAS (about 10x slower)
-# unless an OpenBLAS is installed. The reference must run on a real BLAS.
-numpy_on_openblas() { "$PY" -c "import numpy, sys; sys.exit('openblas' not in open('/proc/self/maps').read())"; }
-if ! numpy_on_openblas; then
-  "$ROOT/scripts/install-packages.sh" libopenblas0-pthread
-  numpy_on_openblas || { echo "NumPy does not use OpenBLAS (libblas.so.3 alternative)" >&2; exit 1; }
-fi
+# What the benchmarks need besides the build's packages (installed when missing; silent otherwise). NumPy on
+# Debian multiplies with whatever libblas.so.3 points at: the netlib reference BLAS (about 10x slower) unless an
+# OpenBLAS is installed, so libopenblas0-pthread is part of the list and checked below.
+"$ROOT/scripts/install-packages.sh" time python3-numpy python3-faiss libopenblas0-pthread libbenchmark-dev
+"$PY" -c "import numpy, faiss" || { echo "NumPy and faiss do not import in $PY" >&2; exit 1; }
+"$PY" -c "import numpy, sys; sys.exit('openblas' not in open('/proc/self/maps').read())" ||
+  { echo "NumPy does not use OpenBLAS (see update-alternatives --display libblas.so.3-x86_64-linux-gnu)" >&2; exit 1; }
 # OPENBLAS_CORETYPE / OPENBLAS_L2_SIZE (workarounds for old OpenBLAS bugs that some machines set) force a slower
 # kernel on NumPy and on termalign's tiles alike (OPENBLAS_CORETYPE=Haswell: half the AVX-512 kernel's speed, and
 # a kernel that rounds by position, so termalign falls back to Eigen): unset for the whole run.

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <cstdio>
+#include <functional>
 #include <sstream>
 #include <utility>
 
@@ -111,9 +112,13 @@ Mapping multi_step_mapping(const Matrix& Xs, const Matrix& Zt, const MappingOpti
     target_transform = target_transform.leftCols(kept).eval();
   } else {
     // Rotating both sides alike changes no similarity. In the target's own coordinates, every step off gives
-    // Procrustes: U V^T and (up to rounding) the identity.
+    // Procrustes: U V^T and the identity.
     source_transform *= V.transpose();
     target_transform *= V.transpose();
+    // Without target whitening, re-weighting or de-whitening the target's transform is V V^T: the identity, set
+    // exactly (so the target vectors stay as they are and transform_rows skips their product).
+    const bool target_untouched = !options.whiten && options.tgt_reweight == 0;
+    if (target_untouched) target_transform = identity;
   }
   Mapping mapping;
   mapping.source_transform = source_transform.cast<float>();
@@ -145,11 +150,24 @@ WordPairs mutual_nearest_neighbours(const Matrix& source_words, const Matrix& ta
 }
 }  // namespace
 
+namespace {
+// Calls change(row) for every row of `vectors`, blocks of rows shared out among the threads: for changes of each
+// row on its own, which then have the same bits whatever the threads.
+void for_each_row(Matrix& vectors, const std::function<void(Eigen::Ref<RowVector>)>& change) {
+  constexpr Eigen::Index kBlock = 1024;
+  const Eigen::Index blocks = (vectors.rows() + kBlock - 1) / kBlock;
+  parallel_for(static_cast<std::size_t>(blocks), 0, [&](std::size_t block) {
+    const Eigen::Index first = static_cast<Eigen::Index>(block) * kBlock;
+    for (Eigen::Index i = first; i < std::min(first + kBlock, vectors.rows()); ++i) change(vectors.row(i));
+  });
+}
+}  // namespace
+
 void normalize_rows(Matrix& vectors) {
-  for (Eigen::Index i = 0; i < vectors.rows(); ++i) {
-    const float norm = vectors.row(i).norm();
-    if (norm > 0) vectors.row(i) /= norm;
-  }
+  for_each_row(vectors, [](Eigen::Ref<RowVector> row) {
+    const float norm = row.norm();
+    if (norm > 0) row /= norm;
+  });
 }
 
 void transform_rows(Matrix& rows, const Matrix& transform, int threads) {
@@ -188,7 +206,7 @@ void Normalizer::fit_apply(Matrix& vectors) {
   if (unit_first(kind)) normalize_rows(vectors);
   if (centres(kind)) {
     mean = vectors.rows() > 0 ? RowVector(vectors.colwise().mean()) : RowVector::Zero(vectors.cols());
-    vectors.rowwise() -= mean;
+    for_each_row(vectors, [this](Eigen::Ref<RowVector> row) { row -= mean; });
   }
   if (unit_last(kind)) normalize_rows(vectors);
 }
