@@ -16,8 +16,9 @@
 #      130k x 29k (--large subset; a tenth of the flops, same source side).
 # --summarise only rewrites the table from the raw results of the last run (kept in WORK/results).
 # Tiles: the library's defaults unless --tile-rows / --tile-cols are given (then used by bench_scoring and align).
-# Needs /usr/bin/time, /usr/bin/python3 with NumPy and python3-faiss. Takes about 10 minutes on an idle 2-core
-# machine (plus about 6 with --large full); the load average is recorded at the start and the end.
+# Installs what it needs when missing (time, NumPy on OpenBLAS, python3-faiss, libbenchmark-dev). After the build
+# it waits (at most 3 minutes) for the machine to go idle. Takes about 6 minutes on an idle 2-core machine (plus
+# about 2 with --large full); the load average is recorded at the start and the end.
 set -euo pipefail
 
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
@@ -70,6 +71,13 @@ step "building bench_scoring and termalign in $BUILD"
 cmake -S "$ROOT" -B "$BUILD" -DCMAKE_BUILD_TYPE=Release -DTERMALIGN_BUILD_BENCH=ON >/dev/null
 cmake --build "$BUILD" -j2 --target bench_scoring termalign >/dev/null
 TERMALIGN=$BUILD/termalign
+
+# The build above (or earlier jobs) keeps the load average up: wait, at most 3 minutes, until the 1-minute load
+# average is below 0.5, so that the figures are those of an idle machine (the table records the load).
+for _ in $(seq 36); do
+  awk '{exit !($1 < 0.5)}' /proc/loadavg && break
+  sleep 5
+done
 
 {
   echo "cpu=$(lscpu | sed -n 's/^Model name: *//p' | head -1)"

@@ -143,24 +143,46 @@ ComposedTerms compose_terms(const std::vector<std::string>& terms, const TermCom
   return composed;
 }
 
+namespace {
+
+// Whether to_lower could change `word`: it holds an ASCII capital or a non-ASCII byte.
+bool may_change_when_lowered(const std::string& word) {
+  for (const char c : word) {
+    const auto byte = static_cast<unsigned char>(c);
+    if ((byte >= 'A' && byte <= 'Z') || byte >= 0x80) return true;
+  }
+  return false;
+}
+
+// Whether split_compound could split `word`: it holds a hyphen, an apostrophe or a multi-byte character.
+bool may_be_compound(const std::string& word) {
+  for (const char c : word) {
+    const auto byte = static_cast<unsigned char>(c);
+    if (c == '-' || c == '\'' || byte >= 0x80) return true;
+  }
+  return false;
+}
+
+}  // namespace
+
 void collect_words(const std::vector<std::string>& terms, std::vector<std::string>& words) {
   std::unordered_set<std::string> seen(words.begin(), words.end());
-  auto add = [&](const std::string& word) {
-    if (seen.insert(word).second) words.push_back(word);
+  seen.reserve(seen.size() + 2 * terms.size());
+  const auto add = [&](std::string word) {
+    if (seen.insert(word).second) words.push_back(std::move(word));
+  };
+  // A word and its lower-cased form (computed only when it can differ: lists are mostly lower case).
+  const auto add_both_cases = [&](const std::string& word) {
+    add(word);
+    if (may_change_when_lowered(word)) add(to_lower(word));
   };
   for (const auto& term : terms) {
     const auto term_words = split_words(term);
-    if (term_words.size() > 1) {  // a multi-word term's own token, in vectors trained with it joined
-      add(joined_term_token(term));
-      add(to_lower(joined_term_token(term)));
-    }
+    if (term_words.size() > 1) add_both_cases(joined_term_token(term));  // the token of vectors trained joined
     for (const auto& word : term_words) {
-      add(word);
-      add(to_lower(word));
-      for (const auto& piece : split_compound(word)) {
-        add(piece);
-        add(to_lower(piece));
-      }
+      add_both_cases(word);
+      if (!may_be_compound(word)) continue;
+      for (const auto& piece : split_compound(word)) add_both_cases(piece);
     }
   }
 }

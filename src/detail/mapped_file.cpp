@@ -22,9 +22,7 @@ MappedFile::MappedFile(const std::string& path) {
   }
   size_ = static_cast<std::size_t>(status.st_size);
   if (size_ > 0) {
-    // MAP_POPULATE: the whole file is read through, so its pages are mapped in one go rather than faulted in one
-    // by one (on the benchmark machine's VM, page faults are costly).
-    void* mapped = ::mmap(nullptr, size_, PROT_READ, MAP_PRIVATE | MAP_POPULATE, descriptor, 0);
+    void* mapped = ::mmap(nullptr, size_, PROT_READ, MAP_PRIVATE, descriptor, 0);
     if (mapped == MAP_FAILED) {
       const std::string reason = std::strerror(errno);
       ::close(descriptor);
