@@ -101,13 +101,20 @@ step "c. scoring kernel, 1 thread: n = 10000"
 OMP_NUM_THREADS=1 "$BUILD/bench_scoring" --benchmark_format=json --benchmark_out="$RESULTS/scoring_1.json" \
   --benchmark_filter='^BM_(PlainGemmTiles|NeighbourhoodMeans|SelectCandidates|CslsOnePass)/10000/' >/dev/null
 
-# align with /usr/bin/time -v: align DATA NAME THREADS
+# The end-to-end runs at 20k x 20k last seconds, and one run varies by 5-10 % on this machine: each (termalign and
+# the NumPy reference alike) runs REPEATS times and the table keeps the fastest (the summary reads every
+# NAME.time.R file).
+REPEATS=3
+
+# align with /usr/bin/time -v: align DATA NAME THREADS [RUNS]
 run_align() {
-  local data=$1 name=$2 threads=$3
-  /usr/bin/time -v -o "$RESULTS/$name.time" "$TERMALIGN" align --src-vectors "$data/en.vec" \
-    --tgt-vectors "$data/fr.vec" --seed "$data/seed-en-fr.txt" --src-terms "$data/terms-en.txt" \
-    --tgt-terms "$data/terms-fr.txt" --out "$data/$name.tsv" --threads "$threads" "${BASELINE[@]}" "${tile_flags[@]}" \
-    2>"$RESULTS/$name.log"
+  local data=$1 name=$2 threads=$3 runs=${4:-1}
+  for run in $(seq "$runs"); do
+    /usr/bin/time -v -o "$RESULTS/$name.time.$run" "$TERMALIGN" align --src-vectors "$data/en.vec" \
+      --tgt-vectors "$data/fr.vec" --seed "$data/seed-en-fr.txt" --src-terms "$data/terms-en.txt" \
+      --tgt-terms "$data/terms-fr.txt" --out "$data/$name.tsv" --threads "$threads" "${BASELINE[@]}" \
+      "${tile_flags[@]}" 2>"$RESULTS/$name.log"
+  done
   "$TERMALIGN" evaluate --gold "$data/terms-en-fr.txt" --pred "$data/$name.tsv" --src-terms "$data/terms-en.txt" \
     --tgt-terms "$data/terms-fr.txt" --json >"$RESULTS/$name.eval.json"
 }
@@ -117,15 +124,17 @@ step "b. generating 20k x 20k terms (30000 words per language, d = 300) in $D20"
 "$PY" "$ROOT/bench/generate_synthetic.py" --out "$D20" --src-terms 20000 --tgt-terms 20000 --words 30000 \
   --dim 300 --seed 1 2>"$RESULTS/generate-20k.log"
 step "b. termalign align 20k x 20k, 2 threads"
-run_align "$D20" align-20k-2 2
+run_align "$D20" align-20k-2 2 "$REPEATS"
 step "c. termalign align 20k x 20k, 1 thread"
-run_align "$D20" align-20k-1 1
+run_align "$D20" align-20k-1 1 "$REPEATS"
 # The NumPy reference with align's default normalisation.
 step "b. NumPy reference 20k x 20k"
-/usr/bin/time -v -o "$RESULTS/numpy-20k.time" \
-  "$PY" "$ROOT/bench/reference/csls_reference.py" --src-vectors "$D20/en.vec" --tgt-vectors "$D20/fr.vec" \
-  --seed "$D20/seed-en-fr.txt" --src-terms "$D20/terms-en.txt" --tgt-terms "$D20/terms-fr.txt" \
-  --out "$D20/numpy-20k.tsv" --normalize unit-center-unit 2>"$RESULTS/numpy-20k.log"
+for run in $(seq "$REPEATS"); do
+  /usr/bin/time -v -o "$RESULTS/numpy-20k.time.$run" \
+    "$PY" "$ROOT/bench/reference/csls_reference.py" --src-vectors "$D20/en.vec" --tgt-vectors "$D20/fr.vec" \
+    --seed "$D20/seed-en-fr.txt" --src-terms "$D20/terms-en.txt" --tgt-terms "$D20/terms-fr.txt" \
+    --out "$D20/numpy-20k.tsv" --normalize unit-center-unit 2>"$RESULTS/numpy-20k.log"
+done
 "$TERMALIGN" evaluate --gold "$D20/terms-en-fr.txt" --pred "$D20/numpy-20k.tsv" --src-terms "$D20/terms-en.txt" \
   --tgt-terms "$D20/terms-fr.txt" --json >"$RESULTS/numpy-20k.eval.json"
 step "b. faiss exact top-10 both directions, 20000 x 20000, 2 threads"
@@ -147,7 +156,7 @@ fi
 
 step "writing $OUT"
 "$PY" - "$RESULTS" "$OUT" <<'PYTHON'
-import json, re, sys
+import glob, json, re, sys
 results, out = sys.argv[1], sys.argv[2]
 machine = dict(line.strip().split("=", 1) for line in open(f"{results}/machine.txt"))
 
@@ -161,14 +170,20 @@ def bench(path):
     return table
 
 def timed(name):
-    """(wall seconds, peak RSS in MiB) from /usr/bin/time -v."""
-    text = open(f"{results}/{name}.time").read()
-    clock = re.search(r"Elapsed \(wall clock\) time \(h:mm:ss or m:ss\): (\S+)", text).group(1)
-    seconds = 0.0
-    for part in clock.split(":"):
-        seconds = seconds * 60 + float(part)
-    rss = int(re.search(r"Maximum resident set size \(kbytes\): (\d+)", text).group(1))
-    return seconds, rss / 1024
+    """(wall seconds, peak RSS in MiB) of the fastest run, from the /usr/bin/time -v files NAME.time.R."""
+    runs = []
+    for path in sorted(glob.glob(f"{results}/{name}.time.*")):
+        text = open(path).read()
+        clock = re.search(r"Elapsed \(wall clock\) time \(h:mm:ss or m:ss\): (\S+)", text).group(1)
+        seconds = 0.0
+        for part in clock.split(":"):
+            seconds = seconds * 60 + float(part)
+        rss = int(re.search(r"Maximum resident set size \(kbytes\): (\d+)", text).group(1))
+        runs.append((seconds, rss / 1024))
+    return min(runs)
+
+def runs(name):
+    return len(glob.glob(f"{results}/{name}.time.*"))
 
 def ap(name):
     return json.load(open(f"{results}/{name}.eval.json"))["ap"]
@@ -207,6 +222,7 @@ align2, align1, numpy = timed("align-20k-2"), timed("align-20k-1"), timed("numpy
 faiss_best = float(open(f"{results}/faiss-20k.txt").read().split("best")[1])
 ours_neighbourhood = two["NeighbourhoodMeans", 20000][0]
 lines += ["", "## b. End to end, 20k x 20k terms (30000 words per language), 2 threads", "",
+          f"Fastest of {runs('align-20k-2')} runs each (termalign and NumPy alike).", "",
           "| run | wall (s) | peak RSS (MiB) | AP |", "|---|---|---|---|",
           f"| `termalign align` | {align2[0]:.2f} | {align2[1]:.0f} | {ap('align-20k-2'):.4f} |",
           f"| NumPy reference (`csls_reference.py --normalize unit-center-unit`) | {numpy[0]:.2f} | {numpy[1]:.0f} | "
@@ -247,7 +263,7 @@ lines += ["", "## Targets", "", "| target | measured | |", "|---|---|---|",
           f"| neighbourhood pass faster than faiss | {ours_neighbourhood:.2f} s vs {faiss_best:.2f} s | "
           f"{met(ours_neighbourhood < faiss_best)} |",
           f"| 2 threads >= 1.8x faster than 1 (CSLS passes; align) | {kernel1 / kernel2:.2f}x; "
-          f"{align1[0] / align2[0]:.2f}x | {met(kernel1 / kernel2 >= 1.8)} |"]
+          f"{align1[0] / align2[0]:.2f}x | {met(kernel1 / kernel2 >= 1.8 and align1[0] / align2[0] >= 1.8)} |"]
 if large is not None:
     lines.append(f"| 130k x 290k completes with peak memory < 2 GB | {large[1]:.0f} MiB "
                  f"({'full run' if machine['large'] == 'full' else '130k x 29k subset'}) | "
