@@ -132,7 +132,8 @@ ComposedTerms compose_terms(const std::vector<std::string>& terms, const TermCom
   Eigen::Index rows = 0;
   for (std::size_t i = 0; i < n; ++i) {
     if (usable[i]) {
-      if (rows != static_cast<Eigen::Index>(i)) composed.vectors.row(rows) = composed.vectors.row(static_cast<Eigen::Index>(i));
+      if (rows != static_cast<Eigen::Index>(i))
+        composed.vectors.row(rows) = composed.vectors.row(static_cast<Eigen::Index>(i));
       ++rows;
       composed.term_ids.push_back(static_cast<std::uint32_t>(i));
     } else {

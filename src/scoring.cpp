@@ -1,14 +1,16 @@
 #include "termalign/scoring.h"
 
-#include <immintrin.h>
 #include <omp.h>
+#if defined(__AVX__)
+#include <immintrin.h>
+#endif
 #if TERMALIGN_WITH_OPENBLAS
 #include <cblas.h>
 #endif
 
 #include <algorithm>
-#include <cstdlib>
 #include <cstdint>
+#include <cstdlib>
 #include <functional>
 #include <limits>
 #include <memory>
@@ -38,10 +40,6 @@ using detail::RowPools;
 constexpr std::size_t kKernelMultiple = 48;
 
 std::size_t round_up(std::size_t n, std::size_t multiple) { return (n + multiple - 1) / multiple * multiple; }
-
-}  // namespace
-
-namespace {
 
 // Eigen evaluates Z_tile X_tile^T into a row-major buffer as X_tile Z_tile^T into a column-major one: the larger Z
 // tile is then packed as the kernel's right-hand side, which costs less than packing it as the left-hand side
