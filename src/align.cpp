@@ -510,14 +510,15 @@ std::vector<RankedPair> rank_candidates(const CandidateSet& candidates, const Ei
   const CandidateEvidence& evidence = candidates.evidence;
   std::vector<std::size_t> order(evidence.size());
   std::iota(order.begin(), order.end(), 0);
-  const auto ranks_before = [&](std::size_t a, std::size_t b) {
+  const auto ranked_before = [&](std::size_t a, std::size_t b) {  // the indices' pairs in ranks_before's order
     const auto ia = static_cast<Eigen::Index>(a), ib = static_cast<Eigen::Index>(b);
     if (scores(ia) != scores(ib)) return scores(ia) > scores(ib);
     if (evidence.source[a] != evidence.source[b]) return evidence.source[a] < evidence.source[b];
     return evidence.target[a] < evidence.target[b];
   };
   // Without other evidence the scoring already returns its candidates in this order: one pass checks it.
-  if (!std::is_sorted(order.begin(), order.end(), ranks_before)) std::sort(order.begin(), order.end(), ranks_before);
+  if (!std::is_sorted(order.begin(), order.end(), ranked_before))
+    std::sort(order.begin(), order.end(), ranked_before);
   if (candidates.per_source > 0) {
     std::vector<std::size_t> kept_per_source(candidates.source_terms.size(), 0);
     order.erase(std::remove_if(

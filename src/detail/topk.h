@@ -2,9 +2,9 @@
 #pragma once
 
 #include <algorithm>
+#include <cstddef>
 #include <cstdint>
 #include <cstring>
-#include <cstddef>
 #include <limits>
 #include <utility>
 #include <vector>
@@ -15,10 +15,10 @@
 
 namespace termalign::detail {
 
-// The float a hot loop compares against a slot's worst kept item before offering a new one.
-inline float score_of(float value) { return value; }
+// The float a hot loop compares against a slot's worst kept item before offering a new one (floats have TopValues).
 inline float score_of(const Candidate& candidate) { return candidate.score; }
 
+// Float order for merging top values across processes (distributed.cpp).
 struct Greater {
   bool operator()(float a, float b) const { return a > b; }
 };
@@ -92,7 +92,7 @@ class BoundedHeaps {
 // first) and stored flat. For the small capacities of CSLS neighbourhoods an offer is a branch-free pass over the
 // slot (drop the smallest, slide v into place) instead of a heap's sift-down, whose branches a random stream
 // mispredicts: perf at n = 2000 put the heap offers and their chunk checks at 38 % of the neighbourhood pass.
-// Keeps the same values as BoundedHeaps<float, Greater> for any offering order.
+// Keeps the same values as a heap of the slot's `capacity` largest would, for any offering order.
 class TopValues {
  public:
   TopValues(std::size_t slots, std::size_t capacity, float sentinel)
