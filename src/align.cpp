@@ -1,8 +1,10 @@
 #include "termalign/align.h"
 
 #include <algorithm>
-#include <cmath>
 #include <chrono>
+#include <cmath>
+#include <exception>
+#include <functional>
 #include <memory>
 #include <numeric>
 #include <unordered_map>
@@ -86,13 +88,19 @@ void load_pair(const std::string& source_path, const std::string& target_path,
   }
 }
 
-// Normalises both sides in place and fits the mapping on the seed pairs they both know.
-Mapping fit_seed_mapping(const PairList& seed, const AlignConfig& config, Embeddings& source, Embeddings& target,
-                         std::size_t& usable) {
+// A mapping whose normalisers are fitted on both sides, which they normalise in place; its transforms are still to
+// be fitted (fit_seed_transforms).
+Mapping normalise_pair(const AlignConfig& config, Embeddings& source, Embeddings& target) {
   Mapping mapping;
   mapping.source.kind = mapping.target.kind = config.mapping.normalization;
   mapping.source.fit_apply(source.vectors);
   mapping.target.fit_apply(target.vectors);
+  return mapping;
+}
+
+// Fits the mapping's transforms on the seed pairs both normalised sides know.
+void fit_seed_transforms(const PairList& seed, const AlignConfig& config, const Embeddings& source,
+                         const Embeddings& target, Mapping& mapping, std::size_t& usable) {
   Matrix Xs, Zt;
   usable = seed_matrices(seed, source, target, mapping, Xs, Zt);
   logger().info("{} of {} seed pairs have both sides in {} and {}", usable, seed.pairs.size(), source.path,
@@ -108,26 +116,38 @@ Mapping fit_seed_mapping(const PairList& seed, const AlignConfig& config, Embedd
   Mapping fitted = fit_mapping(Xs, Zt, source.vectors, target.vectors, config.mapping, config.scoring.threads);
   mapping.source_transform = std::move(fitted.source_transform);
   mapping.target_transform = std::move(fitted.target_transform);
-  return mapping;
 }
 
-// Unit rows of a list's terms in a mapped space.
-ComposedTerms compose_mapped(const TermList& list, const TermComposer& composer, const Matrix& transform,
-                             int threads) {
-  ComposedTerms composed = compose_terms(list.terms, composer, threads);
-  transform_rows(composed.vectors, transform, threads);
-  return composed;
+// Both lists' unit term vectors in the shared space. `fit_transforms`, when given, first fills the mapping's
+// transforms; without refinement it is a serial SVD, which then runs on one thread while the others compose (the
+// composition needs only the normalisers).
+void compose_mapped(const TermList& source_terms, const TermComposer& source_composer,
+                    const TermList& target_terms, const TermComposer& target_composer, const Mapping& mapping,
+                    const std::function<void()>& fit_transforms, const AlignConfig& config, ComposedTerms& X,
+                    ComposedTerms& Z) {
+  const int threads = config.scoring.threads;
+  const bool serial_fit = fit_transforms && config.mapping.refine_iterations == 0;
+  if (fit_transforms && !serial_fit) fit_transforms();
+  std::vector<ComposedTerms> composed =
+      compose_lists({{source_terms.terms, source_composer}, {target_terms.terms, target_composer}}, threads,
+                    serial_fit ? fit_transforms : std::function<void()>());
+  transform_rows(composed[0].vectors, mapping.source_transform, threads);
+  transform_rows(composed[1].vectors, mapping.target_transform, threads);
+  X = std::move(composed[0]);
+  Z = std::move(composed[1]);
 }
 
-// Side by side: (sqrt(1 - w) general row, sqrt(w) corpus row), renormalised, for every term usable in either space,
-// so that the dot product of two terms known in both is (1 - w) general cosine + w corpus cosine. A space that
-// does not know a term leaves a zero block.
+// Side by side: (sqrt(1 - w) general row, sqrt(w) corpus row), renormalised, for every term usable in either
+// space, so that the dot product of two terms known in both is (1 - w) general cosine + w corpus cosine. A space
+// that does not know a term leaves a zero block.
 ComposedTerms combine_spaces(const ComposedTerms& general, const ComposedTerms& corpus, std::size_t terms,
                              double corpus_weight) {
   constexpr std::int64_t kAbsent = -1;
   std::vector<std::int64_t> general_row(terms, kAbsent), corpus_row(terms, kAbsent);
-  for (std::size_t r = 0; r < general.term_ids.size(); ++r) general_row[general.term_ids[r]] = static_cast<std::int64_t>(r);
-  for (std::size_t r = 0; r < corpus.term_ids.size(); ++r) corpus_row[corpus.term_ids[r]] = static_cast<std::int64_t>(r);
+  for (std::size_t r = 0; r < general.term_ids.size(); ++r)
+    general_row[general.term_ids[r]] = static_cast<std::int64_t>(r);
+  for (std::size_t r = 0; r < corpus.term_ids.size(); ++r)
+    corpus_row[corpus.term_ids[r]] = static_cast<std::int64_t>(r);
   const Eigen::Index general_dim = general.vectors.cols(), corpus_dim = corpus.vectors.cols();
   const float general_scale = static_cast<float>(std::sqrt(1.0 - corpus_weight));
   const float corpus_scale = static_cast<float>(std::sqrt(corpus_weight));
@@ -235,7 +255,8 @@ void add_orthographic_candidates(const ComposedTerms& X, const ComposedTerms& Z,
   for (const auto& match : matches) {
     const auto source = static_cast<std::uint32_t>(first + match.source);
     const float cosine = X.vectors.row(source).dot(Z.vectors.row(match.target));
-    found.push_back({2 * cosine - means.source(source) - means.target(match.target), cosine, source, match.target});
+    found.push_back(
+        {2 * cosine - means.source(source) - means.target(match.target), cosine, source, match.target});
   }
   if (group.size() > 1) found = group.gather(found);
   if (!group.is_root()) return;
@@ -328,47 +349,52 @@ CandidateSet generate_candidates(const AlignConfig& config, bool full_evidence, 
   AlignmentSummary& stats = summary ? *summary : local;
 
   CandidateSet result;
-  std::vector<std::string> source_words, target_words;
-  // Each language's list and the words its terms may look up, both at once.
+  const bool fit = config.output.mapping.empty();
+  PairList seed;
+  std::exception_ptr seed_error;  // reported after the term lists' errors
+  // Each language's list (and the seed lexicon), then the words each side may look up, both sides at once.
   run_both(
       [&] {
         result.source_terms = read_term_list(config.input.src_terms);
-        collect_words(result.source_terms.terms, source_words);
+        try {
+          if (fit) seed = read_pairs(config.input.seed, PairFileKind::seed_lexicon);
+        } catch (...) {
+          seed_error = std::current_exception();
+        }
       },
-      [&] {
-        result.target_terms = read_term_list(config.input.tgt_terms);
-        collect_words(result.target_terms.terms, target_words);
-      },
-      config.scoring.threads);
+      [&] { result.target_terms = read_term_list(config.input.tgt_terms); }, config.scoring.threads);
   const TermList& source_terms = result.source_terms;
   const TermList& target_terms = result.target_terms;
   for (const TermList* list : {&source_terms, &target_terms}) {
     if (list->size() == 0) throw_input_error(list->path, 0, "the term list is empty.");
   }
+  if (seed_error) std::rethrow_exception(seed_error);
   stats.source_terms = source_terms.size();
   stats.target_terms = target_terms.size();
-
-  const bool fit = config.output.mapping.empty();
-  PairList seed;
-  if (fit) {
-    seed = read_pairs(config.input.seed, PairFileKind::seed_lexicon);
-    std::vector<std::string> seed_sources, seed_targets;
-    for (const auto& [source, target] : seed.pairs) {
-      seed_sources.push_back(source);
-      seed_targets.push_back(target);
-    }
-    collect_words(seed_sources, source_words);
-    collect_words(seed_targets, target_words);
+  std::vector<std::string> seed_sources, seed_targets, source_words, target_words;
+  for (const auto& [source, target] : seed.pairs) {
+    seed_sources.push_back(source);
+    seed_targets.push_back(target);
   }
+  run_both(
+      [&] {
+        collect_words({&source_terms.terms, &seed_sources}, source_words);
+      },
+      [&] {
+        collect_words({&target_terms.terms, &seed_targets}, target_words);
+      },
+      config.scoring.threads);
 
   Embeddings source, target;
-  load_pair(config.input.src_vectors, config.input.tgt_vectors, source_words, target_words, config, source, target);
+  load_pair(config.input.src_vectors, config.input.tgt_vectors, source_words, target_words, config, source,
+            target);
 
   Mapping mapping;
+  std::function<void()> fit_transforms;
   if (fit) {
     stats.seed_pairs = seed.pairs.size();
-    mapping = fit_seed_mapping(seed, config, source, target, stats.seed_pairs_usable);
-    if (!config.output.save_mapping.empty()) save_mapping(config.output.save_mapping, mapping);
+    mapping = normalise_pair(config, source, target);
+    fit_transforms = [&] { fit_seed_transforms(seed, config, source, target, mapping, stats.seed_pairs_usable); };
   } else {
     mapping = load_mapping(config.output.mapping);
     if (mapping.source_transform.rows() != source.dim()) {
@@ -382,25 +408,29 @@ CandidateSet generate_candidates(const AlignConfig& config, bool full_evidence, 
                   to_string(mapping.source.kind));
   }
 
-  logger().debug("mapping ready");
   const int threads = config.scoring.threads;
   const TermComposer source_composer(source, mapping.source, config.composition);
   const TermComposer target_composer(target, mapping.target, config.composition);
-  ComposedTerms X = compose_mapped(source_terms, source_composer, mapping.source_transform, threads);
-  ComposedTerms Z = compose_mapped(target_terms, target_composer, mapping.target_transform, threads);
+  ComposedTerms X, Z;
+  compose_mapped(source_terms, source_composer, target_terms, target_composer, mapping, fit_transforms, config, X,
+                 Z);
+  if (fit && !config.output.save_mapping.empty()) save_mapping(config.output.save_mapping, mapping);
   if (!config.input.src_corpus_vectors.empty()) {
     // The corpus-trained vectors: their own normalisation and mapping from the same seed, then side by side.
     Embeddings corpus_source, corpus_target;
     load_pair(config.input.src_corpus_vectors, config.input.tgt_corpus_vectors, source_words, target_words, config,
               corpus_source, corpus_target);
     std::size_t usable = 0;
-    const Mapping corpus_mapping = fit_seed_mapping(seed, config, corpus_source, corpus_target, usable);
+    Mapping corpus_mapping = normalise_pair(config, corpus_source, corpus_target);
     const TermComposer corpus_source_composer(corpus_source, corpus_mapping.source, config.composition);
     const TermComposer corpus_target_composer(corpus_target, corpus_mapping.target, config.composition);
-    X = combine_spaces(X, compose_mapped(source_terms, corpus_source_composer, corpus_mapping.source_transform, threads),
-                       source_terms.size(), config.input.corpus_weight);
-    Z = combine_spaces(Z, compose_mapped(target_terms, corpus_target_composer, corpus_mapping.target_transform, threads),
-                       target_terms.size(), config.input.corpus_weight);
+    ComposedTerms corpus_X, corpus_Z;
+    compose_mapped(
+        source_terms, corpus_source_composer, target_terms, corpus_target_composer, corpus_mapping,
+        [&] { fit_seed_transforms(seed, config, corpus_source, corpus_target, corpus_mapping, usable); }, config,
+        corpus_X, corpus_Z);
+    X = combine_spaces(X, corpus_X, source_terms.size(), config.input.corpus_weight);
+    Z = combine_spaces(Z, corpus_Z, target_terms.size(), config.input.corpus_weight);
     logger().info("combined with the corpus vectors (weight {}): {} source and {} target terms usable",
                   config.input.corpus_weight, X.term_ids.size(), Z.term_ids.size());
   }
@@ -506,7 +536,8 @@ Eigen::VectorXd candidate_scores(const CandidateSet& candidates, const AlignConf
   return scores;
 }
 
-std::vector<RankedPair> rank_candidates(const CandidateSet& candidates, const Eigen::VectorXd& scores) {
+std::vector<RankedPair> rank_candidates(const CandidateSet& candidates, const Eigen::VectorXd& scores,
+                                        int threads) {
   const CandidateEvidence& evidence = candidates.evidence;
   std::vector<std::size_t> order(evidence.size());
   std::iota(order.begin(), order.end(), 0);
@@ -527,20 +558,24 @@ std::vector<RankedPair> rank_candidates(const CandidateSet& candidates, const Ei
                 order.end());
   }
   if (order.size() > candidates.cap) order.resize(candidates.cap);
-  std::vector<RankedPair> ranked;
-  ranked.reserve(order.size());
-  for (std::size_t i : order) {
-    ranked.push_back({candidates.source_terms.terms[evidence.source[i]],
-                      candidates.target_terms.terms[evidence.target[i]],
-                      static_cast<float>(scores(static_cast<Eigen::Index>(i)))});
-  }
+  std::vector<RankedPair> ranked(order.size());
+  constexpr std::size_t kBlock = 16384;
+  parallel_for((order.size() + kBlock - 1) / kBlock, threads, [&](std::size_t block) {
+    for (std::size_t r = block * kBlock; r < std::min(order.size(), (block + 1) * kBlock); ++r) {
+      const std::size_t i = order[r];
+      ranked[r] = {candidates.source_terms.terms[evidence.source[i]],
+                   candidates.target_terms.terms[evidence.target[i]],
+                   static_cast<float>(scores(static_cast<Eigen::Index>(i)))};
+    }
+  });
   return ranked;
 }
 
-std::vector<RankedPair> align_terms(const AlignConfig& config, AlignmentSummary* summary, const ProcessGroup& group) {
+std::vector<RankedPair> align_terms(const AlignConfig& config, AlignmentSummary* summary,
+                                    const ProcessGroup& group) {
   const CandidateSet candidates = generate_candidates(config, false, summary, group);
   if (!group.is_root()) return {};
-  const auto ranked = rank_candidates(candidates, candidate_scores(candidates, config));
+  const auto ranked = rank_candidates(candidates, candidate_scores(candidates, config), config.scoring.threads);
   logger().info("ranked {} pairs (cap {})", ranked.size(), candidates.cap);
   return ranked;
 }
@@ -560,8 +595,8 @@ AlignmentSummary run_align(const AlignConfig& config, const ProcessGroup& group)
   AlignmentSummary summary;
   const auto pairs = align_terms(config, &summary, group);
   if (!group.is_root()) return summary;
-  submission->write(format_pairs(pairs, false));
-  if (scores) scores->write(format_pairs(pairs, true));
+  submission->write(format_pairs(pairs, false, config.scoring.threads));
+  if (scores) scores->write(format_pairs(pairs, true, config.scoring.threads));
   resolved_config->write(to_toml(config));
   submission->commit();
   if (scores) scores->commit();

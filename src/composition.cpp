@@ -1,5 +1,6 @@
 #include "termalign/composition.h"
 
+#include <algorithm>
 #include <unordered_set>
 
 #include "detail/huge_pages.h"
@@ -117,30 +118,50 @@ Matrix TermComposer::token_vectors(const std::string& term) const {
 }
 
 ComposedTerms compose_terms(const std::vector<std::string>& terms, const TermComposer& composer, int threads) {
-  const std::size_t n = terms.size();
-  // Composed straight into the result's rows (no per-term allocation), then compacted when some are unusable.
-  ComposedTerms composed;
-  composed.vectors.resize(static_cast<Eigen::Index>(n), composer.dim());
-  detail::advise_huge_pages(composed.vectors);
-  std::vector<char> usable(n, 0);
-  std::vector<RowVector> scratch(static_cast<std::size_t>(resolve_threads(threads)));
-  parallel_for(n, threads, [&](std::size_t i) {
-    RowVector& vector = scratch[static_cast<std::size_t>(current_thread()) % scratch.size()];
-    usable[i] = composer.compose(terms[i], vector);
-    if (usable[i]) composed.vectors.row(static_cast<Eigen::Index>(i)) = vector;
-  });
-  Eigen::Index rows = 0;
-  for (std::size_t i = 0; i < n; ++i) {
-    if (usable[i]) {
-      if (rows != static_cast<Eigen::Index>(i))
-        composed.vectors.row(rows) = composed.vectors.row(static_cast<Eigen::Index>(i));
-      ++rows;
-      composed.term_ids.push_back(static_cast<std::uint32_t>(i));
-    } else {
-      composed.unusable.push_back(static_cast<std::uint32_t>(i));
-    }
+  return std::move(compose_lists({{terms, composer}}, threads).front());
+}
+
+std::vector<ComposedTerms> compose_lists(const std::vector<TermsToCompose>& lists, int threads,
+                                         const std::function<void()>& alongside) {
+  // Composed straight into the results' rows (no per-term allocation), then compacted when some are unusable.
+  std::vector<ComposedTerms> composed(lists.size());
+  std::vector<std::vector<char>> usable(lists.size());
+  std::vector<std::size_t> first(lists.size() + 1, 0);  // list l holds the items [first[l], first[l + 1])
+  for (std::size_t l = 0; l < lists.size(); ++l) {
+    composed[l].vectors.resize(static_cast<Eigen::Index>(lists[l].terms.size()), lists[l].composer.dim());
+    detail::advise_huge_pages(composed[l].vectors);
+    usable[l].assign(lists[l].terms.size(), 0);
+    first[l + 1] = first[l] + lists[l].terms.size();
   }
-  if (rows < composed.vectors.rows()) composed.vectors = Matrix(composed.vectors.topRows(rows));
+  std::vector<RowVector> scratch(static_cast<std::size_t>(resolve_threads(threads)));
+  const auto compose_item = [&](std::size_t item) {
+    const std::size_t l =
+        static_cast<std::size_t>(std::upper_bound(first.begin(), first.end(), item) - first.begin()) - 1;
+    const std::size_t i = item - first[l];
+    RowVector& vector = scratch[static_cast<std::size_t>(current_thread()) % scratch.size()];
+    usable[l][i] = lists[l].composer.compose(lists[l].terms[i], vector);
+    if (usable[l][i]) composed[l].vectors.row(static_cast<Eigen::Index>(i)) = vector;
+  };
+  if (alongside) {
+    parallel_for_alongside(first.back(), threads, compose_item, alongside);
+  } else {
+    parallel_for(first.back(), threads, compose_item);
+  }
+  for (std::size_t l = 0; l < lists.size(); ++l) {
+    ComposedTerms& result = composed[l];
+    Eigen::Index rows = 0;
+    for (std::size_t i = 0; i < usable[l].size(); ++i) {
+      if (usable[l][i]) {
+        if (rows != static_cast<Eigen::Index>(i))
+          result.vectors.row(rows) = result.vectors.row(static_cast<Eigen::Index>(i));
+        ++rows;
+        result.term_ids.push_back(static_cast<std::uint32_t>(i));
+      } else {
+        result.unusable.push_back(static_cast<std::uint32_t>(i));
+      }
+    }
+    if (rows < result.vectors.rows()) result.vectors = Matrix(result.vectors.topRows(rows));
+  }
   return composed;
 }
 
@@ -167,8 +188,14 @@ bool may_be_compound(const std::string& word) {
 }  // namespace
 
 void collect_words(const std::vector<std::string>& terms, std::vector<std::string>& words) {
+  collect_words({&terms}, words);
+}
+
+void collect_words(std::initializer_list<const std::vector<std::string>*> lists, std::vector<std::string>& words) {
   std::unordered_set<std::string> seen(words.begin(), words.end());
-  seen.reserve(seen.size() + 2 * terms.size());
+  std::size_t terms = 0;
+  for (const auto* list : lists) terms += list->size();
+  seen.reserve(seen.size() + 2 * terms);
   const auto add = [&](std::string word) {
     if (seen.insert(word).second) words.push_back(std::move(word));
   };
@@ -177,13 +204,15 @@ void collect_words(const std::vector<std::string>& terms, std::vector<std::strin
     add(word);
     if (may_change_when_lowered(word)) add(to_lower(word));
   };
-  for (const auto& term : terms) {
-    const auto term_words = split_words(term);
-    if (term_words.size() > 1) add_both_cases(joined_term_token(term));  // the token of vectors trained joined
-    for (const auto& word : term_words) {
-      add_both_cases(word);
-      if (!may_be_compound(word)) continue;
-      for (const auto& piece : split_compound(word)) add_both_cases(piece);
+  for (const auto* list : lists) {
+    for (const auto& term : *list) {
+      const auto term_words = split_words(term);
+      if (term_words.size() > 1) add_both_cases(joined_term_token(term));  // the token of vectors trained joined
+      for (const auto& word : term_words) {
+        add_both_cases(word);
+        if (!may_be_compound(word)) continue;
+        for (const auto& piece : split_compound(word)) add_both_cases(piece);
+      }
     }
   }
 }

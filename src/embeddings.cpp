@@ -243,29 +243,6 @@ Embeddings load_vec(const std::string& path, const LoadOptions& options) {
     total_rows += chunk.words.size();
     kept_rows += static_cast<std::size_t>(std::count(chunk.kept.begin(), chunk.kept.end(), 1));
   }
-  LineError first_error;
-  std::unordered_map<std::string_view, std::size_t> first_lines;
-  first_lines.reserve(total_rows);
-  for (const Chunk& chunk : chunks) {
-    for (std::size_t index = 0; index < chunk.words.size() && first_error.line == 0; ++index) {
-      const auto inserted = first_lines.emplace(chunk.words[index], chunk.first_line + index);
-      if (!inserted.second && !chunk.words[index].empty()) {
-        first_error = {chunk.first_line + index, "duplicate word " + quoted(chunk.words[index]) +
-                                                     " (first at line " + std::to_string(inserted.first->second) +
-                                                     ")"};
-      }
-    }
-  }
-  first_lines = {};
-  if (total_rows > header.words) {
-    keep_first(first_error, header.words + 2,
-               "more rows than the " + std::to_string(header.words) + " the header announces");
-  } else if (total_rows < header.words) {
-    keep_first(first_error, total_rows + 2,
-               "the file ends after " + std::to_string(total_rows) + " rows, the header announces " +
-                   std::to_string(header.words));
-  }
-
   // A valid row holds dim values and dim separators, so at least 2 dim bytes. When the body is too short for
   // that, some row is malformed: the rows are only checked, to report the first bad line, and the matrix (which
   // a header announcing a huge dimension would make huge) is never allocated.
@@ -276,24 +253,51 @@ Embeddings load_vec(const std::string& path, const LoadOptions& options) {
     embeddings.vectors.resize(static_cast<Eigen::Index>(kept_rows), header.dim);
     detail::advise_huge_pages(embeddings.vectors);
   }
-  parallel_for(chunks.size(), threads, [&](std::size_t c) {
-    parse_rows(chunks[c], header.dim, plausible ? &embeddings.vectors : nullptr);
-  });
+  // The words' checks (duplicates, the header's count) and index, serial, run while the other threads parse the
+  // rows.
+  LineError first_error;
+  const auto check_and_index_words = [&] {
+    std::unordered_map<std::string_view, std::size_t> first_lines;
+    first_lines.reserve(total_rows);
+    for (const Chunk& chunk : chunks) {
+      for (std::size_t index = 0; index < chunk.words.size() && first_error.line == 0; ++index) {
+        const auto inserted = first_lines.emplace(chunk.words[index], chunk.first_line + index);
+        if (!inserted.second && !chunk.words[index].empty()) {
+          first_error = {chunk.first_line + index, "duplicate word " + quoted(chunk.words[index]) +
+                                                       " (first at line " +
+                                                       std::to_string(inserted.first->second) + ")"};
+        }
+      }
+    }
+    if (total_rows > header.words) {
+      keep_first(first_error, header.words + 2,
+                 "more rows than the " + std::to_string(header.words) + " the header announces");
+    } else if (total_rows < header.words) {
+      keep_first(first_error, total_rows + 2,
+                 "the file ends after " + std::to_string(total_rows) + " rows, the header announces " +
+                     std::to_string(header.words));
+    }
+    if (first_error.line > 0 || !plausible) return;  // an error follows: no index needed
+    embeddings.words.reserve(kept_rows);
+    embeddings.rows.reserve(kept_rows);
+    for (const Chunk& chunk : chunks) {
+      for (std::size_t index = 0; index < chunk.words.size(); ++index) {
+        if (!chunk.kept[index]) continue;
+        embeddings.rows.emplace(std::string(chunk.words[index]), embeddings.words.size());
+        embeddings.words.emplace_back(chunk.words[index]);
+      }
+    }
+  };
+  parallel_for_alongside(
+      chunks.size(), threads,
+      [&](std::size_t c) { parse_rows(chunks[c], header.dim, plausible ? &embeddings.vectors : nullptr); },
+      check_and_index_words);
   for (const Chunk& chunk : chunks) keep_first(first_error, chunk.error.line, chunk.error.message);
   if (first_error.line > 0) throw_input_error(path, first_error.line, first_error.message);
   if (!plausible) {  // unreachable: some row is short; kept as a guard
-    throw_input_error(path, 2, "the rows are too short for the dimension " + std::to_string(header.dim) +
-                                   " the header announces");
-  }
-
-  embeddings.words.reserve(kept_rows);
-  embeddings.rows.reserve(kept_rows);
-  for (const Chunk& chunk : chunks) {
-    for (std::size_t index = 0; index < chunk.words.size(); ++index) {
-      if (!chunk.kept[index]) continue;
-      embeddings.rows.emplace(std::string(chunk.words[index]), embeddings.words.size());
-      embeddings.words.emplace_back(chunk.words[index]);
-    }
+    throw_input_error(
+        path, 2,
+        "the rows are too short for the dimension " + std::to_string(header.dim) + " the header announces");
   }
   log_loaded(embeddings, total_rows, start);
   return embeddings;

@@ -1,15 +1,15 @@
 #include "termalign/io.h"
 
+#include <fcntl.h>
 #include <sys/stat.h>
 #include <unicode/uchar.h>
 #include <unicode/utf8.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
-#include <fstream>
-#include <sstream>
 
 #include "termalign/error.h"
 #include "termalign/resources.h"
@@ -43,8 +43,7 @@ bool is_valid_utf8(std::string_view text) {
       code_point = (code_point << 6) | (bytes[i + j] & 0x3F);
     }
     static const std::uint32_t smallest[] = {0, 0, 0x80, 0x800, 0x10000};
-    if (code_point < smallest[length] || code_point > 0x10FFFF ||
-        (code_point >= 0xD800 && code_point <= 0xDFFF)) {
+    if (code_point < smallest[length] || code_point > 0x10FFFF || (code_point >= 0xD800 && code_point <= 0xDFFF)) {
       return false;
     }
     i += length;
@@ -91,17 +90,39 @@ std::string_view trim(std::string_view text) {
 }
 
 std::string read_file(const std::string& path) {
-  std::ifstream stream(path, std::ios::binary);
-  if (!stream) throw_input_error(path, 0, std::string("cannot open file: ") + std::strerror(errno));
-  // A folder opens but reads as empty; pipes and other special files are read as they come.
+  const int descriptor = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (descriptor < 0) throw_input_error(path, 0, std::string("cannot open file: ") + std::strerror(errno));
   struct stat status;
-  if (::stat(path.c_str(), &status) == 0 && S_ISDIR(status.st_mode)) {
+  const bool known = ::fstat(descriptor, &status) == 0;
+  if (known && S_ISDIR(status.st_mode)) {
+    ::close(descriptor);
     throw_input_error(path, 0, "is a folder, not a file");
   }
-  std::ostringstream contents;
-  contents << stream.rdbuf();
-  if (stream.bad()) throw_input_error(path, 0, "cannot read file");
-  return std::move(contents).str();
+  // A regular file is read straight into a string of its size (one more read confirms its end); pipes and other
+  // special files as they come.
+  std::string contents(known && S_ISREG(status.st_mode) ? static_cast<std::size_t>(status.st_size) : 0, '\0');
+  std::size_t size = 0;
+  char probe[1 << 12];
+  while (true) {
+    const bool full = size == contents.size();
+    const ssize_t got = full ? ::read(descriptor, probe, sizeof probe)
+                             : ::read(descriptor, contents.data() + size, contents.size() - size);
+    if (got < 0 && errno == EINTR) continue;
+    if (got < 0) {
+      const std::string reason = std::strerror(errno);
+      ::close(descriptor);
+      throw_input_error(path, 0, "cannot read file: " + reason);
+    }
+    if (got == 0) break;
+    if (full) {
+      contents.append(probe, static_cast<std::size_t>(got));
+      contents.resize(std::max(contents.capacity(), contents.size() + sizeof probe));  // room for the next reads
+    }
+    size += static_cast<std::size_t>(got);
+  }
+  ::close(descriptor);
+  contents.resize(size);
+  return contents;
 }
 
 AtomicFile::AtomicFile(std::string path) : path_(std::move(path)) {

@@ -28,7 +28,6 @@ class LineReader {
   explicit LineReader(const std::string& path) : path_(path), contents_(read_file(path)) {
     rest_ = contents_;
     line_capacity_ = static_cast<std::size_t>(std::count(rest_.begin(), rest_.end(), '\n')) + 1;
-    seen_.reserve(line_capacity_);
     if (rest_.substr(0, utf8_bom.size()) == utf8_bom) {
       rest_.remove_prefix(utf8_bom.size());
       logger().warn("{}: starts with a UTF-8 byte order mark; ignored", path_);
@@ -56,10 +55,13 @@ class LineReader {
 
   // Keeps the first copy of each line; later copies are counted (and, in a ranked list, take no rank).
   bool first_occurrence(std::string_view text) {
+    if (seen_.empty()) seen_.reserve(line_capacity_);
     if (seen_.insert(text).second) return true;
     ++duplicates_;
     return false;
   }
+  // For a reader that keeps its own index of the lines seen: counts a later copy.
+  void count_duplicate() { ++duplicates_; }
 
   [[noreturn]] void fail(const std::string& message) const { throw_input_error(path_, line_, message); }
 
@@ -107,8 +109,11 @@ TermList read_term_list(const std::string& path) {
     if (text.find('\t') != std::string_view::npos) {
       reader.fail("a term list holds one term per line, found a TAB inside the term");
     }
-    if (!reader.first_occurrence(text)) continue;
-    list.ids.emplace(std::string(text), static_cast<std::uint32_t>(list.terms.size()));
+    // The list's own index tells a repeated term.
+    if (!list.ids.emplace(std::string(text), static_cast<std::uint32_t>(list.terms.size())).second) {
+      reader.count_duplicate();
+      continue;
+    }
     list.terms.emplace_back(text);
   }
   reader.finish("terms kept once");

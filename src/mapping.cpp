@@ -79,6 +79,9 @@ Whitening whitening(const MatrixD& M, const char* side) {
 // The multi-step framework of Artetxe et al. (AAAI 2018) in vecmap's order: whitening, orthogonal mapping,
 // re-weighting, de-whitening, dimensionality reduction. Xs, Zt: n x d seed pairs.
 Mapping multi_step_mapping(const Matrix& Xs, const Matrix& Zt, const MappingOptions& options) {
+  // Single-threaded products whatever the caller's thread count or region (align runs this beside the
+  // composition): a product's rounding depends on its thread count, and the mapping must not.
+  SerialEigenProducts serial_products;
   const Eigen::Index d = Xs.cols();
   const MatrixD identity = MatrixD::Identity(d, d);
   Whitening source_whitening{identity, identity}, target_whitening{identity, identity};

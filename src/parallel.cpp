@@ -24,6 +24,37 @@ void run_both(const std::function<void()>& first, const std::function<void()>& s
     if (error) std::rethrow_exception(error);
 }
 
+namespace {
+
+// The first error of a shared loop, and whether one happened (the remaining items are then skipped).
+struct LoopErrors {
+  std::exception_ptr first;
+  std::mutex mutex;
+  bool failed = false;
+};
+
+// The items [0, n) shared out, one at a time, among the threads of the enclosing parallel region (an orphaned
+// worksharing loop: every thread of the region must call it).
+void share_items(std::size_t n, const std::function<void(std::size_t)>& body, LoopErrors& errors) {
+#pragma omp for schedule(dynamic, 1)
+  for (std::ptrdiff_t i = 0; i < static_cast<std::ptrdiff_t>(n); ++i) {
+    bool skip;
+#pragma omp atomic read
+    skip = errors.failed;
+    if (skip) continue;
+    try {
+      body(static_cast<std::size_t>(i));
+    } catch (...) {
+      std::lock_guard<std::mutex> lock(errors.mutex);
+      if (!errors.first) errors.first = std::current_exception();
+#pragma omp atomic write
+      errors.failed = true;
+    }
+  }
+}
+
+}  // namespace
+
 SerialEigenProducts::SerialEigenProducts() : previous_(omp_get_max_threads()) { omp_set_num_threads(1); }
 SerialEigenProducts::~SerialEigenProducts() { omp_set_num_threads(previous_); }
 
@@ -33,25 +64,36 @@ void parallel_for(std::size_t n, int threads, const std::function<void(std::size
     for (std::size_t i = 0; i < n; ++i) body(i);
     return;
   }
-  std::exception_ptr first_exception;
-  std::mutex exception_mutex;
-  bool failed = false;
-#pragma omp parallel for schedule(dynamic, 1) num_threads(thread_count)
-  for (std::ptrdiff_t i = 0; i < static_cast<std::ptrdiff_t>(n); ++i) {
-    bool skip;
-#pragma omp atomic read
-    skip = failed;
-    if (skip) continue;
-    try {
-      body(static_cast<std::size_t>(i));
-    } catch (...) {
-      std::lock_guard<std::mutex> lock(exception_mutex);
-      if (!first_exception) first_exception = std::current_exception();
-#pragma omp atomic write
-      failed = true;
-    }
+  LoopErrors errors;
+#pragma omp parallel num_threads(thread_count)
+  share_items(n, body, errors);
+  if (errors.first) std::rethrow_exception(errors.first);
+}
+
+void parallel_for_alongside(std::size_t n, int threads, const std::function<void(std::size_t)>& body,
+                            const std::function<void()>& alongside) {
+  const int thread_count = resolve_threads(threads);
+  if (thread_count == 1 || omp_in_parallel()) {
+    alongside();
+    for (std::size_t i = 0; i < n; ++i) body(i);
+    return;
   }
-  if (first_exception) std::rethrow_exception(first_exception);
+  LoopErrors errors;
+  std::exception_ptr alongside_error;
+#pragma omp parallel num_threads(thread_count)
+  {
+    // The calling thread (whose heap holds the memory earlier steps freed) runs alongside(), then joins the loop.
+    if (omp_get_thread_num() == 0) {
+      try {
+        alongside();
+      } catch (...) {
+        alongside_error = std::current_exception();
+      }
+    }
+    share_items(n, body, errors);
+  }
+  if (alongside_error) std::rethrow_exception(alongside_error);
+  if (errors.first) std::rethrow_exception(errors.first);
 }
 
 }  // namespace termalign

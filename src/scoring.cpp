@@ -31,6 +31,20 @@ using detail::TopCandidates;
 using detail::TopValues;
 using detail::RowPools;
 
+// std::sort by RanksBefore, a strict total order (so the same result), with the halves sorted on two threads and
+// then merged: about half the time for the 200,000 candidates of 20k x 20k terms.
+void sort_candidates(std::vector<Candidate>& candidates, int threads) {
+  constexpr std::size_t kSmall = 2048;
+  if (resolve_threads(threads) == 1 || candidates.size() < kSmall) {
+    std::sort(candidates.begin(), candidates.end(), detail::RanksBefore());
+    return;
+  }
+  const auto middle = candidates.begin() + static_cast<std::ptrdiff_t>(candidates.size() / 2);
+  run_both([&] { std::sort(candidates.begin(), middle, detail::RanksBefore()); },
+           [&] { std::sort(middle, candidates.end(), detail::RanksBefore()); }, threads);
+  std::inplace_merge(candidates.begin(), middle, candidates.end(), detail::RanksBefore());
+}
+
 // Eigen rounds a dot product differently depending on the micro-kernel that computes it, which it picks by the
 // element's place in the product (its widest kernel covers 3 packets of rows and 4 columns; leftovers use others,
 // some with two accumulators) and switches to a coefficient loop for tiny products. Every GEMM here is padded
@@ -551,11 +565,11 @@ std::vector<Candidate> select_csls_candidates(const Matrix& X, const Matrix& Z, 
   } else {
     keep_real(overall_top.merged(), 0, nullptr);
   }
-  std::sort(kept.begin(), kept.end(), detail::RanksBefore());
+  sort_candidates(kept, threads);
   if (selection.limit > 0 && kept.size() > selection.limit) kept.resize(selection.limit);
   if (group.size() > 1) {
     kept = group.gather(kept);
-    std::sort(kept.begin(), kept.end(), detail::RanksBefore());
+    sort_candidates(kept, threads);
     if (selection.limit > 0 && kept.size() > selection.limit) kept.resize(selection.limit);
   }
   logger().debug("CSLS selection: {} x {} terms, {} candidate pairs kept", n1, n2, kept.size());
@@ -653,11 +667,11 @@ CslsSelection csls_select(const Matrix& X, const Matrix& Z, int k, const Selecti
     }
   }
   result.rescored_rows = rows.size();
-  std::sort(kept.begin(), kept.end(), detail::RanksBefore());
+  sort_candidates(kept, threads);
   if (selection.limit > 0 && kept.size() > selection.limit) kept.resize(selection.limit);
   if (group.size() > 1) {
     kept = group.gather(kept);
-    std::sort(kept.begin(), kept.end(), detail::RanksBefore());
+    sort_candidates(kept, threads);
     if (selection.limit > 0 && kept.size() > selection.limit) kept.resize(selection.limit);
   }
   logger().debug("CSLS in one pass: {} x {} terms, pools of {}, {} of {} rows rescored, {} candidate pairs", n1,

@@ -3,6 +3,8 @@
 #include <cstdio>
 #include <filesystem>
 #include <set>
+#include <string>
+#include <vector>
 
 #include "termalign/align.h"
 #include "termalign/evaluation.h"
@@ -86,6 +88,43 @@ TEST_CASE("The output does not depend on threads or tile sizes", "[align]") {
   two.scoring.tile_cols = 13;
   run_align(two);
   CHECK(read_file(one.output.out) == read_file(two.output.out));
+}
+
+TEST_CASE("Ranking and formatting many pairs give the serial result on any thread count", "[align]") {
+  // Past the blocks of 16384 pairs that rank_candidates and format_pairs share out, with tied scores.
+  CandidateSet candidates;
+  for (int i = 0; i < 300; ++i) candidates.source_terms.terms.push_back("source term " + std::to_string(i));
+  for (int i = 0; i < 200; ++i) candidates.target_terms.terms.push_back("cible " + std::to_string(i));
+  CandidateEvidence& evidence = candidates.evidence;
+  Eigen::VectorXd scores(40000);
+  for (std::uint32_t i = 0; i < 40000; ++i) {
+    evidence.source.push_back(i % 300);
+    evidence.target.push_back((i * 7) % 200);
+    scores(i) = static_cast<double>((i * 37) % 1000) / 1000.0;
+  }
+  candidates.cap = 35000;
+  const std::vector<RankedPair> serial = rank_candidates(candidates, scores, 1);
+  REQUIRE(serial.size() == 35000);
+  std::string expected, expected_scores;
+  for (std::size_t i = 0; i < serial.size(); ++i) {
+    if (i > 0) REQUIRE(serial[i - 1].score >= serial[i].score);
+    expected += serial[i].source + "\t" + serial[i].target + "\n";
+    char score[32];
+    std::snprintf(score, sizeof score, "%.6f", static_cast<double>(serial[i].score));
+    expected_scores += serial[i].source + "\t" + serial[i].target + "\t" + score + "\n";
+  }
+  for (const int threads : {1, 2, 3}) {
+    INFO("threads " << threads);
+    const std::vector<RankedPair> ranked = rank_candidates(candidates, scores, threads);
+    REQUIRE(ranked.size() == serial.size());
+    for (std::size_t i = 0; i < ranked.size(); ++i) {
+      REQUIRE(ranked[i].source == serial[i].source);
+      REQUIRE(ranked[i].target == serial[i].target);
+      REQUIRE(ranked[i].score == serial[i].score);
+    }
+    CHECK(format_pairs(ranked, false, threads) == expected);
+    CHECK(format_pairs(ranked, true, threads) == expected_scores);
+  }
 }
 
 TEST_CASE("The resolved configuration alone reproduces the run; a saved mapping gives the same list", "[align]") {

@@ -1,4 +1,7 @@
+#include <algorithm>
 #include <catch2/catch.hpp>
+#include <string>
+#include <vector>
 
 #include "termalign/composition.h"
 
@@ -75,6 +78,33 @@ TEST_CASE("compose_terms keeps usable terms in order and reports the others", "[
   CHECK((RowVector(composed.vectors.row(1)) - unit_sum({2, 0})).norm() < 1e-6);
 }
 
+TEST_CASE("compose_lists composes each list as compose_terms does, with alongside() run once", "[composition]") {
+  const Embeddings embeddings = toy_embeddings();
+  const Normalizer normalizer{Normalization::none, {}};
+  const TermComposer composer(embeddings, normalizer, CompositionOptions{});
+  // Enough terms for both threads to take items; some unusable, in both lists.
+  std::vector<std::string> first, second;
+  const std::vector<std::string> pool = {"menu", "zzz", "drop file", "file menu drop", "Utilisateur", "qqq x"};
+  for (std::size_t i = 0; i < 500; ++i) first.push_back(pool[i % pool.size()]);
+  for (std::size_t i = 0; i < 333; ++i) second.push_back(pool[(7 * i + 3) % pool.size()]);
+  for (const int threads : {1, 2}) {
+    INFO("threads " << threads);
+    int alongside_runs = 0;
+    const std::vector<ComposedTerms> both =
+        compose_lists({{first, composer}, {second, composer}}, threads, [&] { ++alongside_runs; });
+    CHECK(alongside_runs == 1);
+    REQUIRE(both.size() == 2);
+    for (std::size_t l = 0; l < 2; ++l) {
+      const ComposedTerms alone = compose_terms(l == 0 ? first : second, composer, 1);
+      CHECK(both[l].term_ids == alone.term_ids);
+      CHECK(both[l].unusable == alone.unusable);
+      CHECK(both[l].vectors == alone.vectors);
+      CHECK(both[l].unusable.size() > 0);
+    }
+  }
+  CHECK(compose_lists({}, 2).empty());
+}
+
 TEST_CASE("collect_words lists every form a lookup may try", "[composition]") {
   std::vector<std::string> words{"file"};
   collect_words({"File drop-Down", "file"}, words);
@@ -83,6 +113,13 @@ TEST_CASE("collect_words lists every form a lookup may try", "[composition]") {
     CAPTURE(expected);
     CHECK(std::count(words.begin(), words.end(), expected) == 1);
   }
+  // Several lists at once: the same words as one list after the other, each once.
+  const std::vector<std::string> terms{"File drop-Down", "file"}, more{"menu", "drop", "Menu bar"};
+  std::vector<std::string> one_by_one{"file"}, at_once{"file"};
+  collect_words(terms, one_by_one);
+  collect_words(more, one_by_one);
+  collect_words({&terms, &more}, at_once);
+  CHECK(at_once == one_by_one);
 }
 
 TEST_CASE("A multi-word term with a vector of its own (a joined token) uses it", "[composition]") {

@@ -1,13 +1,16 @@
 // Readers of term lists and pair files: what they keep, the errors (with file and line) and the warnings.
 #include <spdlog/sinks/ostream_sink.h>
+#include <sys/stat.h>
 
 #include <algorithm>
 #include <catch2/catch.hpp>
 #include <filesystem>
+#include <fstream>
 #include <functional>
 #include <memory>
 #include <sstream>
 #include <string>
+#include <thread>
 
 #include "termalign/error.h"
 #include "termalign/io.h"
@@ -193,6 +196,30 @@ TEST_CASE("pair files accept duplicates, CRLF and a BOM with one warning each", 
     CHECK(list.pairs[0].first == "a");
     CHECK(log.warnings_with("bom-pairs.tsv") == 1);
   }
+}
+
+TEST_CASE("read_file reads regular files of any size, pipes as they come, and names a folder", "[lexicon]") {
+  // Sizes around the reader's 4 KiB probe and its growth.
+  for (const std::size_t size : {0, 1, 4095, 4096, 4097, 70000}) {
+    INFO("size " << size);
+    std::string contents(size, 'x');
+    for (std::size_t i = 0; i < size; ++i) contents[i] = static_cast<char>('a' + i * 7 % 26);
+    CHECK(termalign::read_file(fixture("read-" + std::to_string(size) + ".txt", contents)) == contents);
+  }
+  const std::string fifo = TERMALIGN_BINARY_DIR "/test-data/lexicon/pipe";
+  std::filesystem::remove(fifo);
+  REQUIRE(::mkfifo(fifo.c_str(), 0600) == 0);
+  std::string sent;
+  for (int i = 0; i < 20000; ++i) sent += "term " + std::to_string(i) + "\n";  // about 190 KB, several pipe loads
+  std::thread writer([&] { std::ofstream(fifo, std::ios::binary) << sent; });
+  const std::string received = termalign::read_file(fifo);
+  writer.join();
+  CHECK(received == sent);
+  std::filesystem::remove(fifo);
+  CHECK_THROWS_WITH(termalign::read_file(TERMALIGN_BINARY_DIR "/test-data/lexicon"),
+                    Catch::Contains("is a folder, not a file"));
+  CHECK_THROWS_WITH(termalign::read_file(TERMALIGN_BINARY_DIR "/test-data/lexicon/missing.txt"),
+                    Catch::Contains("cannot open file"));
 }
 
 TEST_CASE("the submission cap is floor(10 x (|D1| + |D2|) / 2)", "[lexicon]") {

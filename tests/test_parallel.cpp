@@ -1,9 +1,11 @@
 // The parallel helpers: errors reach the caller the same way whatever the threads do.
+#include <algorithm>
 #include <catch2/catch.hpp>
 #include <chrono>
 #include <stdexcept>
 #include <string>
 #include <thread>
+#include <vector>
 
 #include "termalign/parallel.h"
 
@@ -25,5 +27,50 @@ TEST_CASE("run_both runs both tasks and reports the first task's error first", "
     };
     CHECK_THROWS_WITH(both_fail(), "first");
     CHECK_THROWS_WITH(termalign::run_both([] {}, [] { throw std::runtime_error("second"); }, threads), "second");
+  }
+}
+
+TEST_CASE("parallel_for_alongside runs every item once and alongside() once, on the calling thread", "[parallel]") {
+  for (const int threads : {1, 2, 3}) {
+    INFO("threads " << threads);
+    for (const std::size_t n : {std::size_t{0}, std::size_t{1}, std::size_t{1000}}) {
+      INFO("items " << n);
+      std::vector<int> runs(n, 0);
+      int alongside_runs = 0, alongside_thread = -1;
+      bool items_before_alongside = false;  // serially, alongside() must come before any item
+      termalign::parallel_for_alongside(
+          n, threads, [&](std::size_t i) { ++runs[i]; },
+          [&] {
+            ++alongside_runs;
+            alongside_thread = termalign::current_thread();
+            if (threads == 1) items_before_alongside = std::count(runs.begin(), runs.end(), 1) > 0;
+          });
+      CHECK(alongside_runs == 1);
+      CHECK(alongside_thread == 0);
+      CHECK(std::count(runs.begin(), runs.end(), 1) == static_cast<std::ptrdiff_t>(n));
+      CHECK_FALSE(items_before_alongside);
+    }
+  }
+}
+
+TEST_CASE("parallel_for_alongside reports alongside()'s error first, else the loop's", "[parallel]") {
+  for (const int threads : {1, 2}) {
+    INFO("threads " << threads);
+    const auto both_fail = [&] {
+      termalign::parallel_for_alongside(
+          100, threads, [](std::size_t) { throw std::runtime_error("item"); },
+          [] {
+            std::this_thread::sleep_for(std::chrono::milliseconds(20));
+            throw std::runtime_error("alongside");
+          });
+    };
+    CHECK_THROWS_WITH(both_fail(), "alongside");
+    CHECK_THROWS_WITH(termalign::parallel_for_alongside(
+                          100, threads,
+                          [](std::size_t i) {
+                            if (i == 42) throw std::runtime_error("item");
+                          },
+                          [] {}),
+                      "item");
   }
 }

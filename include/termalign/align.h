@@ -31,9 +31,9 @@ struct CandidateSet {
 
 // Loads, maps, composes and scores; keeps each source term's top_m targets by CSLS (and mutual_m), plus its
 // orthographic neighbours when configured. With `full_evidence` (or a re-ranker in the configuration) every field
-// of the evidence is filled; with orthography, the spelling fields. Rescored candidates are not cut at the cap yet.
-// In a group of processes (termalign/distributed.h) the scoring is shared out and rank 0 gets the candidates of
-// one process; the other ranks get empty evidence.
+// of the evidence is filled; with orthography, the spelling fields. Rescored candidates are not cut at the cap
+// yet. In a group of processes (termalign/distributed.h) the scoring is shared out and rank 0 gets the candidates
+// of one process; the other ranks get empty evidence.
 CandidateSet generate_candidates(const AlignConfig& config, bool full_evidence,
                                  AlignmentSummary* summary = nullptr,
                                  const ProcessGroup& group = single_process());
@@ -43,8 +43,9 @@ CandidateSet generate_candidates(const AlignConfig& config, bool full_evidence,
 Eigen::VectorXd candidate_scores(const CandidateSet& candidates, const AlignConfig& config);
 
 // Orders by score (ties by source id, then target id), keeps each source term's best `per_source` pairs and cuts
-// at the cap.
-std::vector<RankedPair> rank_candidates(const CandidateSet& candidates, const Eigen::VectorXd& scores);
+// at the cap. The pairs' strings are copied on `threads` threads (0: OpenMP's default).
+std::vector<RankedPair> rank_candidates(const CandidateSet& candidates, const Eigen::VectorXd& scores,
+                                        int threads = 1);
 
 // Runs the pipeline and returns the ranked, capped pairs (the best first). Does not write anything except the
 // mapping when config.output.save_mapping is set.

@@ -3,6 +3,8 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <functional>
+#include <initializer_list>
 #include <string>
 #include <vector>
 
@@ -42,8 +44,22 @@ struct ComposedTerms {
 
 ComposedTerms compose_terms(const std::vector<std::string>& terms, const TermComposer& composer, int threads = 0);
 
+// A list of terms and the composer of its language.
+struct TermsToCompose {
+  const std::vector<std::string>& terms;
+  const TermComposer& composer;
+};
+
+// compose_terms of each list, the terms of all lists shared out among the threads at once, while one of the
+// threads runs alongside() (when given; see parallel_for_alongside): a serial step, such as the mapping's SVD,
+// that needs none of these vectors.
+std::vector<ComposedTerms> compose_lists(const std::vector<TermsToCompose>& lists, int threads,
+                                         const std::function<void()>& alongside = {});
+
 // The distinct words (and their lower-cased forms and compound pieces, and the joined tokens of multi-word terms)
 // that composing `terms` may look up.
 void collect_words(const std::vector<std::string>& terms, std::vector<std::string>& words);
+// The same for several lists at once (one pass, one set of the words seen).
+void collect_words(std::initializer_list<const std::vector<std::string>*> lists, std::vector<std::string>& words);
 
 }  // namespace termalign

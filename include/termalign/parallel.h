@@ -14,6 +14,11 @@ int resolve_threads(int requested);
 // after the loop; the remaining iterations are skipped.
 void parallel_for(std::size_t n, int threads, const std::function<void(std::size_t)>& body);
 
+// parallel_for(n, threads, body) while the calling thread first runs alongside() (serially: alongside() first):
+// for a serial step, such as an SVD, that the loop need not wait for. The calling thread joins the loop when
+// alongside() returns. alongside()'s exception is rethrown first, else the loop's first.
+void parallel_for_alongside(std::size_t n, int threads, const std::function<void(std::size_t)>& body,
+                            const std::function<void()>& alongside);
 // Runs first() and second() at once (on two threads when `threads` allows, serially otherwise), then rethrows
 // first()'s exception if it threw, else second()'s: the same error whichever finished first. For the two
 // languages' independent steps.
@@ -24,9 +29,9 @@ int current_thread();
 
 // Eigen parallelises a matrix product by itself unless it runs inside a parallel region of several threads, and a
 // product's blocking (so its rounding) depends on its thread count. While one of these lives, the calling thread's
-// OpenMP default is 1, so products on the serial path of parallel_for (one thread, or one item) are single-threaded
-// as they are on its parallel path: results that do not depend on the thread count. Construct it after resolving
-// the thread count.
+// OpenMP default is 1, so products on the serial path of parallel_for (one thread, or one item) are
+// single-threaded as they are on its parallel path: results that do not depend on the thread count. Construct it
+// after resolving the thread count.
 class SerialEigenProducts {
  public:
   SerialEigenProducts();
