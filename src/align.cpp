@@ -93,8 +93,8 @@ void load_pair(const std::string& source_path, const std::string& target_path,
 Mapping normalise_pair(const AlignConfig& config, Embeddings& source, Embeddings& target) {
   Mapping mapping;
   mapping.source.kind = mapping.target.kind = config.mapping.normalization;
-  mapping.source.fit_apply(source.vectors);
-  mapping.target.fit_apply(target.vectors);
+  mapping.source.fit_apply(source.vectors, config.scoring.threads);
+  mapping.target.fit_apply(target.vectors, config.scoring.threads);
   return mapping;
 }
 
@@ -175,10 +175,10 @@ ComposedTerms combine_spaces(const ComposedTerms& general, const ComposedTerms& 
 }
 
 // The first n rows of the (file-ordered) vectors, mapped into the shared space, unit rows.
-Matrix frequent_rows(const Embeddings& embeddings, std::size_t n, const Matrix& transform) {
+Matrix frequent_rows(const Embeddings& embeddings, std::size_t n, const Matrix& transform, int threads) {
   const Eigen::Index rows = static_cast<Eigen::Index>(std::min(n, embeddings.size()));
   Matrix frequent = embeddings.vectors.topRows(rows) * transform;
-  normalize_rows(frequent);
+  normalize_rows(frequent, threads);
   return frequent;
 }
 
@@ -402,8 +402,8 @@ CandidateSet generate_candidates(const AlignConfig& config, bool full_evidence, 
                         "the mapping has dimension " + std::to_string(mapping.source_transform.rows()) +
                             " but the vectors have " + std::to_string(source.dim()) + ".");
     }
-    mapping.source.apply_rows(source.vectors);
-    mapping.target.apply_rows(target.vectors);
+    mapping.source.apply_rows(source.vectors, config.scoring.threads);
+    mapping.target.apply_rows(target.vectors, config.scoring.threads);
     logger().info("loaded the mapping {} (normalisation {})", config.output.mapping,
                   to_string(mapping.source.kind));
   }
@@ -477,9 +477,9 @@ CandidateSet generate_candidates(const AlignConfig& config, bool full_evidence, 
     candidates = std::move(scored.candidates);
   } else {
     const std::size_t n = config.scoring.neighbourhood_words;
-    means.source = knn_mean_similarity(X.vectors, frequent_rows(target, n, mapping.target_transform),
+    means.source = knn_mean_similarity(X.vectors, frequent_rows(target, n, mapping.target_transform, threads),
                                        config.scoring.k, tiles, group);
-    means.target = knn_mean_similarity(Z.vectors, frequent_rows(source, n, mapping.source_transform),
+    means.target = knn_mean_similarity(Z.vectors, frequent_rows(source, n, mapping.source_transform, threads),
                                        config.scoring.k, tiles, group);
     candidates = select_csls_candidates(X.vectors, Z.vectors, means, selection, tiles, group);
   }

@@ -137,8 +137,8 @@ WordPairs mutual_nearest_neighbours(const Matrix& source_words, const Matrix& ta
                                     int threads) {
   Matrix mapped_source = source_words * mapping.source_transform;
   Matrix mapped_target = target_words * mapping.target_transform;
-  normalize_rows(mapped_source);
-  normalize_rows(mapped_target);
+  normalize_rows(mapped_source, threads);
+  normalize_rows(mapped_target, threads);
   TileOptions tiles;
   tiles.threads = threads;
   SelectionOptions mutual_nearest;
@@ -156,18 +156,18 @@ WordPairs mutual_nearest_neighbours(const Matrix& source_words, const Matrix& ta
 namespace {
 // Calls change(row) for every row of `vectors`, blocks of rows shared out among the threads: for changes of each
 // row on its own, which then have the same bits whatever the threads.
-void for_each_row(Matrix& vectors, const std::function<void(Eigen::Ref<RowVector>)>& change) {
+void for_each_row(Matrix& vectors, int threads, const std::function<void(Eigen::Ref<RowVector>)>& change) {
   constexpr Eigen::Index kBlock = 1024;
   const Eigen::Index blocks = (vectors.rows() + kBlock - 1) / kBlock;
-  parallel_for(static_cast<std::size_t>(blocks), 0, [&](std::size_t block) {
+  parallel_for(static_cast<std::size_t>(blocks), threads, [&](std::size_t block) {
     const Eigen::Index first = static_cast<Eigen::Index>(block) * kBlock;
     for (Eigen::Index i = first; i < std::min(first + kBlock, vectors.rows()); ++i) change(vectors.row(i));
   });
 }
 }  // namespace
 
-void normalize_rows(Matrix& vectors) {
-  for_each_row(vectors, [](Eigen::Ref<RowVector> row) {
+void normalize_rows(Matrix& vectors, int threads) {
+  for_each_row(vectors, threads, [](Eigen::Ref<RowVector> row) {
     const float norm = row.norm();
     if (norm > 0) row /= norm;
   });
@@ -177,11 +177,11 @@ void transform_rows(Matrix& rows, const Matrix& transform, int threads) {
   TERMALIGN_CHECK(transform.rows() == rows.cols(), "the transform's rows match the vectors' dimension");
   if (transform.cols() != transform.rows()) {
     rows = rows * transform;
-    normalize_rows(rows);
+    normalize_rows(rows, threads);
     return;
   }
   if (transform.isIdentity(0.0f)) {
-    normalize_rows(rows);
+    normalize_rows(rows, threads);
     return;
   }
   // Fixed blocks, each one single-threaded product: a row's bits do not depend on the threads.
@@ -204,14 +204,14 @@ void transform_rows(Matrix& rows, const Matrix& transform, int threads) {
   });
 }
 
-void Normalizer::fit_apply(Matrix& vectors) {
+void Normalizer::fit_apply(Matrix& vectors, int threads) {
   mean.resize(0);
-  if (unit_first(kind)) normalize_rows(vectors);
+  if (unit_first(kind)) normalize_rows(vectors, threads);
   if (centres(kind)) {
     mean = vectors.rows() > 0 ? RowVector(vectors.colwise().mean()) : RowVector::Zero(vectors.cols());
-    for_each_row(vectors, [this](Eigen::Ref<RowVector> row) { row -= mean; });
+    for_each_row(vectors, threads, [this](Eigen::Ref<RowVector> row) { row -= mean; });
   }
-  if (unit_last(kind)) normalize_rows(vectors);
+  if (unit_last(kind)) normalize_rows(vectors, threads);
 }
 
 void Normalizer::apply(RowVector& vector) const {
@@ -223,13 +223,13 @@ void Normalizer::apply(RowVector& vector) const {
   if (unit_last(kind)) normalize(vector);
 }
 
-void Normalizer::apply_rows(Matrix& vectors) const {
-  if (unit_first(kind)) normalize_rows(vectors);
+void Normalizer::apply_rows(Matrix& vectors, int threads) const {
+  if (unit_first(kind)) normalize_rows(vectors, threads);
   if (centres(kind)) {
     TERMALIGN_CHECK(mean.size() == vectors.cols(), "normaliser applied before it was fitted");
     vectors.rowwise() -= mean;
   }
-  if (unit_last(kind)) normalize_rows(vectors);
+  if (unit_last(kind)) normalize_rows(vectors, threads);
 }
 
 Matrix procrustes(const Matrix& source, const Matrix& target) {

@@ -6,6 +6,9 @@
 #endif
 #if TERMALIGN_WITH_OPENBLAS
 #include <cblas.h>
+// Stops the server threads of OpenBLAS's pthread build (what OpenBLAS itself calls before a fork); absent from
+// its serial and OpenMP builds, hence weak.
+extern "C" int blas_thread_shutdown_(void) __attribute__((weak));
 #endif
 
 #include <algorithm>
@@ -117,8 +120,12 @@ const TileKernel& tile_kernel() {
       throw_usage_error("TERMALIGN_TILE_KERNEL must be auto, eigen or openblas (got \"" + wanted + "\").");
     TileKernel kernel{false, eigen};
 #if TERMALIGN_WITH_OPENBLAS
-    // The tiles are shared out among OpenMP threads; each product runs on its caller's thread alone.
+    // The tiles are shared out among OpenMP threads; each product runs on its caller's thread alone. The pthread
+    // build of OpenBLAS starts a server thread per core when it loads, which spins (sched_yield) until a timeout:
+    // 0.13 s of CPU per run here, taken from the OpenMP threads when they fill every core. With one thread it needs
+    // none, so they are stopped (and would start again if a product ever asked for threads).
     openblas_set_num_threads(1);
+    if (blas_thread_shutdown_ != nullptr) blas_thread_shutdown_();
     const std::string openblas = std::string("OpenBLAS (core ") + openblas_get_corename() + ")";
     if (wanted == "openblas") {
       kernel = {true, openblas};

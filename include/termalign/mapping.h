@@ -16,15 +16,16 @@ struct Normalizer {
   Normalization kind = Normalization::none;
   RowVector mean;  // the centring vector (empty unless kind centres)
 
-  // Fits on `vectors` (n x d) and normalises them in place.
-  void fit_apply(Matrix& vectors);
+  // Fits on `vectors` (n x d) and normalises them in place, blocks of rows on `threads` threads (0: OpenMP's
+  // default; the result does not depend on it).
+  void fit_apply(Matrix& vectors, int threads = 0);
   // Applies the fitted steps to one vector, or to every row of a matrix.
   void apply(RowVector& vector) const;
-  void apply_rows(Matrix& vectors) const;
+  void apply_rows(Matrix& vectors, int threads = 0) const;
 };
 
-// Scales each row to unit length (zero rows stay zero).
-void normalize_rows(Matrix& vectors);
+// Scales each row to unit length (zero rows stay zero), blocks of rows on `threads` threads (0: OpenMP's default).
+void normalize_rows(Matrix& vectors, int threads = 0);
 
 // rows <- rows x transform (d x d'), then each row scaled to unit length. A square transform is applied in place,
 // block of rows by block of rows on `threads` threads, with no temporary of the matrix's size (fresh memory is
