@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # The throughput benchmarks of issue 4 in one run; writes the table to bench/RESULTS.md (and prints it).
 #
-#   bench/run_benchmarks.sh [--build DIR] [--work DIR] [--out FILE] [--large subset|full|skip]
-#                           [--tile-rows R] [--tile-cols C] [--summarise]
+#   bench/run_benchmarks.sh [--build DIR] [--work DIR] [--out FILE] [--readme FILE|none]
+#                           [--large subset|full|skip] [--tile-rows R] [--tile-cols C] [--summarise]
 #
 # Measures, on synthetic data from bench/generate_synthetic.py (seeded, d = 300):
 #   a. bench_scoring: GFLOP/s of the two CSLS passes at n = 2k, 10k, 40k next to a plain Eigen GEMM and the
@@ -15,6 +15,8 @@
 #   d. the large run: 130k x 290k terms (--large full, about 45 TFLOP) or, by default, the proportional subset
 #      130k x 29k (--large subset; a tenth of the flops, same source side).
 # --summarise only rewrites the table from the raw results of the last run (kept in WORK/results).
+# Writes the full tables to --out (bench/RESULTS.md) and the summary table into the README, between its
+# "run_benchmarks.sh: begin/end" markers (--readme; by default README.md, or none when --out is given).
 # Tiles: the library's defaults unless --tile-rows / --tile-cols are given (then used by bench_scoring and align).
 # Installs what it needs when missing (time, NumPy on OpenBLAS, python3-faiss, libbenchmark-dev). After the build
 # it waits (at most 3 minutes) for the machine to go idle. Takes about 6 minutes on an idle 2-core machine (plus
@@ -25,6 +27,7 @@ ROOT=$(cd "$(dirname "$0")/.." && pwd)
 BUILD=$ROOT/build-bench
 WORK=${TMPDIR:-/tmp}/termalign-bench
 OUT=$ROOT/bench/RESULTS.md
+README=default
 LARGE=subset
 TILE_ROWS=""
 TILE_COLS=""
@@ -34,6 +37,7 @@ while [[ $# -gt 0 ]]; do
     --build) BUILD=$2; shift 2 ;;
     --work) WORK=$2; shift 2 ;;
     --out) OUT=$2; shift 2 ;;
+    --readme) README=$2; shift 2 ;;
     --large) LARGE=$2; shift 2 ;;
     --tile-rows) TILE_ROWS=$2; shift 2 ;;
     --tile-cols) TILE_COLS=$2; shift 2 ;;
@@ -43,6 +47,10 @@ while [[ $# -gt 0 ]]; do
   esac
 done
 case $LARGE in subset|full|skip) ;; *) echo "--large must be subset, full or skip (got $LARGE)" >&2; exit 2 ;; esac
+if [[ $README == default ]]; then
+  README=none
+  [[ $OUT == "$ROOT/bench/RESULTS.md" ]] && README=$ROOT/README.md
+fi
 
 PY=/usr/bin/python3
 # What the benchmarks need besides the build's packages (installed when missing; silent otherwise). NumPy on
@@ -80,6 +88,8 @@ for _ in $(seq 36); do
 done
 
 {
+  echo "date=$(date +%F)"
+  echo "commit=$(git -C "$ROOT" describe --always --dirty 2>/dev/null || echo unknown)"
   echo "cpu=$(lscpu | sed -n 's/^Model name: *//p' | head -1)"
   echo "cores=$(nproc)"
   echo "load_start=$(cut -d' ' -f1-3 /proc/loadavg)"
@@ -156,9 +166,9 @@ echo "load_end=$(cut -d' ' -f1-3 /proc/loadavg)" >>"$RESULTS/machine.txt"
 fi
 
 step "writing $OUT"
-"$PY" - "$RESULTS" "$OUT" <<'PYTHON'
+"$PY" - "$RESULTS" "$OUT" "$README" <<'PYTHON'
 import glob, json, re, sys
-results, out = sys.argv[1], sys.argv[2]
+results, out, readme = sys.argv[1], sys.argv[2], sys.argv[3]
 machine = dict(line.strip().split("=", 1) for line in open(f"{results}/machine.txt"))
 
 def bench(path):
@@ -203,7 +213,7 @@ lines = ["# Throughput benchmarks", "",
          "neighbourhood pass (GFLOP/s) | selection pass (GFLOP/s) | both passes (GFLOP/s) | both / Eigen GEMM | "
          "both / tiled GEMM | one pass, effective (GFLOP/s) | one pass / Eigen GEMM |",
          "|---|---|---|---|---|---|---|---|---|---|"]
-ratios, tile_ratios, fused_ratios = {}, {}, {}
+ratios, tile_ratios, fused_ratios, gflops = {}, {}, {}, {}
 for n in (2000, 10000, 40000):
     eigen, tiles = two["EigenGemm", n][1], two["PlainGemmTiles", n][1]
     means, select = two["NeighbourhoodMeans", n], two["SelectCandidates", n]
@@ -211,6 +221,7 @@ for n in (2000, 10000, 40000):
     ratios[n], tile_ratios[n] = both / eigen, both / tiles
     fused = two["CslsOnePass", n][1]
     fused_ratios[n] = fused / eigen
+    gflops[n] = (both, eigen, tiles, fused)
     lines.append(f"| {n} | {eigen:.1f} | {tiles:.1f} | {means[1]:.1f} | {select[1]:.1f} | {both:.1f} | "
                  f"{ratios[n]:.0%} | {tile_ratios[n]:.0%} | {fused:.1f} | {fused_ratios[n]:.0%} |")
 lines += ["", "The plain Eigen GEMM (X in blocks of 2048 rows against all of Z, Eigen's own threads) is the issue's "
@@ -272,5 +283,39 @@ if large is not None:
                  f"{met(large[1] < 2048) if machine['large'] == 'full' else 'subset only'} |")
 open(out, "w").write("\n".join(lines) + "\n")
 print("\n".join(lines))
+
+# The README's summary: the same figures, one row a measure, between its markers.
+if readme != "none":
+    sizes = (2000, 10000, 40000)
+    per_n = lambda column, unit="": " / ".join(f"{gflops[n][column]:.1f}" for n in sizes) + unit
+    percents = lambda values: " / ".join(f"{values[n] * 100:.0f} %" for n in sizes)
+    block = [f"Last run ({machine.get('date', 'date unknown')}, at {machine.get('commit', 'unknown')}): "
+             f"{machine['cpu']}, {machine['cores']} cores, load average {machine['load_start'].split()[0]} at the "
+             f"start; d = 300, 2 threads, similarity tiles by {machine['kernel']}. All tables: `bench/RESULTS.md`.",
+             "", "| measure | termalign | reference |", "|---|---|---|",
+             f"| two CSLS passes, n = 2k / 10k / 40k | {per_n(0, ' GFLOP/s')} | plain Eigen GEMM (own threads): "
+             f"{per_n(1, ' GFLOP/s')} ({percents(ratios)}); plain GEMM with the library's tiles and kernel: "
+             f"{per_n(2, ' GFLOP/s')} ({percents(tile_ratios)}) |",
+             f"| one-pass CSLS (`csls_select`, what `align` runs), effective (4 n^2 d flops) | {per_n(3, ' GFLOP/s')} "
+             f"| {percents(fused_ratios)} of the Eigen GEMM |",
+             f"| `align` 20k x 20k terms, wall / peak memory (fastest of {runs('align-20k-2')}) | {align2[0]:.2f} s / "
+             f"{align2[1]:.0f} MiB | NumPy (fastest of {runs('numpy-20k')}): {numpy[0]:.2f} s / {numpy[1]:.0f} MiB "
+             f"({numpy[0] / align2[0]:.1f}x) |",
+             f"| neighbourhood pass (top-10 both directions), 20k x 20k | {ours_neighbourhood:.2f} s | faiss "
+             f"`IndexFlatIP`: {faiss_best:.2f} s |",
+             f"| 1 vs 2 threads: two passes n = 10k; one pass; `align` 20k | {kernel1 / kernel2:.2f}x; "
+             f"{fused1 / fused2:.2f}x; {align1[0] / align2[0]:.2f}x ({align1[0]:.2f} s / {align2[0]:.2f} s) | GEMM with "
+             f"the same tiles: {gemm1 / gemm2:.2f}x |"]
+    if large is not None:
+        block.append(f"| `align` 130k x {n2} terms | {large[0]:.1f} s, {large[1]:.0f} MiB peak | |")
+    begin, end = "<!-- run_benchmarks.sh: begin -->", "<!-- run_benchmarks.sh: end -->"
+    text = open(readme).read()
+    if begin in text and end in text:
+        head, rest = text.split(begin, 1)
+        tail = rest.split(end, 1)[1]
+        open(readme, "w").write(head + begin + "\n" + "\n".join(block) + "\n" + end + tail)
+        print(f"updated the summary in {readme}", file=sys.stderr)
+    else:
+        print(f"{readme} has no '{begin}' ... '{end}' markers: its summary is not updated", file=sys.stderr)
 PYTHON
 step "done"
