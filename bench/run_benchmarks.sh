@@ -307,7 +307,7 @@ if readme != "none":
              f"{fused1 / fused2:.2f}x; {align1[0] / align2[0]:.2f}x ({align1[0]:.2f} s / {align2[0]:.2f} s) | GEMM with "
              f"the same tiles: {gemm1 / gemm2:.2f}x |"]
     if large is not None:
-        block.append(f"| `align` 130k x {n2} terms | {large[0]:.1f} s, {large[1]:.0f} MiB peak | |")
+        block.append(f"| `align` 130k x {n2 // 1000}k terms | {large[0]:.1f} s, {large[1]:.0f} MiB peak | |")
     begin, end = "<!-- run_benchmarks.sh: begin -->", "<!-- run_benchmarks.sh: end -->"
     text = open(readme).read()
     if begin in text and end in text:
