@@ -19,6 +19,7 @@ void parallel_for(std::size_t n, int threads, const std::function<void(std::size
 // alongside() returns. alongside()'s exception is rethrown first, else the loop's first.
 void parallel_for_alongside(std::size_t n, int threads, const std::function<void(std::size_t)>& body,
                             const std::function<void()>& alongside);
+
 // Runs first() and second() at once (on two threads when `threads` allows, serially otherwise), then rethrows
 // first()'s exception if it threw, else second()'s: the same error whichever finished first. For the two
 // languages' independent steps.

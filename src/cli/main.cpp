@@ -61,8 +61,8 @@ int run(int argc, char** argv, const termalign::ProcessGroup& group) {
   app.fallthrough();
   // The similarity kernel is chosen at run time (OpenBLAS's or Eigen's, scoring.h): --version says which.
   app.set_version_flag("--version", std::function<std::string()>([] {
-                         return "termalign 0.1.0 (similarity tiles: " + termalign::similarity_kernel() + ")";
-                       }));
+    return "termalign 0.1.0 (similarity tiles: " + termalign::similarity_kernel() + ")";
+  }));
   bool verbose = false, quiet = false;
   app.add_flag("-v,--verbose", verbose, "Debug-level logging on stderr");
   app.add_flag("-q,--quiet", quiet, "Only warnings and errors on stderr");
