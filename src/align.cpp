@@ -56,10 +56,9 @@ std::size_t seed_matrices(const PairList& seed, const Embeddings& source, const 
   known_only.subword_oov = false;
   const TermComposer source_composer(source, mapping.source, known_only);
   const TermComposer target_composer(target, mapping.target, known_only);
-  Xs.resize(static_cast<Eigen::Index>(seed.pairs.size()), source.dim());
-  Zt.resize(static_cast<Eigen::Index>(seed.pairs.size()), target.dim());
-  detail::advise_huge_pages(Xs);  // 6 MB each for 5,000 pairs at d = 300
-  detail::advise_huge_pages(Zt);
+  // 6 MB each for 5,000 pairs at d = 300
+  detail::resize_in_huge_pages(Xs, static_cast<Eigen::Index>(seed.pairs.size()), source.dim());
+  detail::resize_in_huge_pages(Zt, static_cast<Eigen::Index>(seed.pairs.size()), target.dim());
   Eigen::Index usable = 0;
   RowVector x, z;
   for (const auto& [source_entry, target_entry] : seed.pairs) {

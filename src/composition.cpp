@@ -128,8 +128,8 @@ std::vector<ComposedTerms> compose_lists(const std::vector<TermsToCompose>& list
   std::vector<std::vector<char>> usable(lists.size());
   std::vector<std::size_t> first(lists.size() + 1, 0);  // list l holds the items [first[l], first[l + 1])
   for (std::size_t l = 0; l < lists.size(); ++l) {
-    composed[l].vectors.resize(static_cast<Eigen::Index>(lists[l].terms.size()), lists[l].composer.dim());
-    detail::advise_huge_pages(composed[l].vectors);
+    detail::resize_in_huge_pages(composed[l].vectors, static_cast<Eigen::Index>(lists[l].terms.size()),
+                                 lists[l].composer.dim());
     usable[l].assign(lists[l].terms.size(), 0);
     first[l + 1] = first[l] + lists[l].terms.size();
   }

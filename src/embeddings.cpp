@@ -249,10 +249,7 @@ Embeddings load_vec(const std::string& path, const LoadOptions& options) {
   const bool plausible = kept_rows <= contents.size() / (2 * static_cast<std::size_t>(header.dim));
   Embeddings embeddings;
   embeddings.path = path;
-  if (plausible) {
-    embeddings.vectors.resize(static_cast<Eigen::Index>(kept_rows), header.dim);
-    detail::advise_huge_pages(embeddings.vectors);
-  }
+  if (plausible) detail::resize_in_huge_pages(embeddings.vectors, static_cast<Eigen::Index>(kept_rows), header.dim);
   // The words' checks (duplicates, the header's count) and index, serial, run while the other threads parse the
   // rows.
   LineError first_error;
@@ -323,8 +320,8 @@ Embeddings load_fasttext_bin(const std::string& path, const LoadOptions& options
     embeddings.rows.emplace(word, embeddings.words.size());
     embeddings.words.push_back(std::move(word));
   }
-  embeddings.vectors.resize(static_cast<Eigen::Index>(embeddings.words.size()), model->dim());
-  detail::advise_huge_pages(embeddings.vectors);
+  detail::resize_in_huge_pages(embeddings.vectors, static_cast<Eigen::Index>(embeddings.words.size()),
+                               model->dim());
   parallel_for(embeddings.words.size(), options.threads, [&](std::size_t row) {
     model->word_vector(embeddings.words[row], embeddings.vectors.row(static_cast<Eigen::Index>(row)).data());
   });

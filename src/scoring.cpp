@@ -48,6 +48,20 @@ void sort_candidates(std::vector<Candidate>& candidates, int threads) {
   std::inplace_merge(candidates.begin(), middle, candidates.end(), detail::RanksBefore());
 }
 
+// The kept candidates in rank order, cut at `limit` (0: no cut); in a group, what every process kept is gathered
+// (to rank 0) and ranked and cut again.
+void rank_and_cut(std::vector<Candidate>& kept, std::size_t limit, const ProcessGroup& group, int threads) {
+  const auto sort_and_cut = [&] {
+    sort_candidates(kept, threads);
+    if (limit > 0 && kept.size() > limit) kept.resize(limit);
+  };
+  sort_and_cut();
+  if (group.size() > 1) {
+    kept = group.gather(kept);
+    sort_and_cut();
+  }
+}
+
 // Eigen rounds a dot product differently depending on the micro-kernel that computes it, which it picks by the
 // element's place in the product (its widest kernel covers 3 packets of rows and 4 columns; leftovers use others,
 // some with two accumulators) and switches to a coefficient loop for tiny products. Every GEMM here is padded
@@ -572,13 +586,7 @@ std::vector<Candidate> select_csls_candidates(const Matrix& X, const Matrix& Z, 
   } else {
     keep_real(overall_top.merged(), 0, nullptr);
   }
-  sort_candidates(kept, threads);
-  if (selection.limit > 0 && kept.size() > selection.limit) kept.resize(selection.limit);
-  if (group.size() > 1) {
-    kept = group.gather(kept);
-    sort_candidates(kept, threads);
-    if (selection.limit > 0 && kept.size() > selection.limit) kept.resize(selection.limit);
-  }
+  rank_and_cut(kept, selection.limit, group, threads);
   logger().debug("CSLS selection: {} x {} terms, {} candidate pairs kept", n1, n2, kept.size());
   return kept;
 }
@@ -674,13 +682,7 @@ CslsSelection csls_select(const Matrix& X, const Matrix& Z, int k, const Selecti
     }
   }
   result.rescored_rows = rows.size();
-  sort_candidates(kept, threads);
-  if (selection.limit > 0 && kept.size() > selection.limit) kept.resize(selection.limit);
-  if (group.size() > 1) {
-    kept = group.gather(kept);
-    sort_candidates(kept, threads);
-    if (selection.limit > 0 && kept.size() > selection.limit) kept.resize(selection.limit);
-  }
+  rank_and_cut(kept, selection.limit, group, threads);
   logger().debug("CSLS in one pass: {} x {} terms, pools of {}, {} of {} rows rescored, {} candidate pairs", n1,
                  n2, pool_size, rows.size(), row_end - row_begin, kept.size());
   result.candidates = std::move(kept);
