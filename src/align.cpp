@@ -48,29 +48,39 @@ void log_unusable(const char* side, const TermList& list, const ComposedTerms& c
                 composed.unusable.size(), list.size(), side, examples);
 }
 
-// Seed pairs whose two sides are composed from known words only (as written or lower-cased), as rows of Xs, Zt.
+// Seed pairs whose two sides are composed from known words only (as written or lower-cased), as rows of Xs, Zt,
+// in the lexicon's order; the pairs are shared out among `threads` threads.
 std::size_t seed_matrices(const PairList& seed, const Embeddings& source, const Embeddings& target,
-                          const Mapping& mapping, Matrix& Xs, Matrix& Zt) {
+                          const Mapping& mapping, int threads, Matrix& Xs, Matrix& Zt) {
   CompositionOptions known_only;
   known_only.split_compounds = false;
   known_only.subword_oov = false;
   const TermComposer source_composer(source, mapping.source, known_only);
   const TermComposer target_composer(target, mapping.target, known_only);
-  // 6 MB each for 5,000 pairs at d = 300
+  // 6 MB each for 5,000 pairs at d = 300: every pair composed into its own row, the unusable ones then squeezed out
   detail::resize_in_huge_pages(Xs, static_cast<Eigen::Index>(seed.pairs.size()), source.dim());
   detail::resize_in_huge_pages(Zt, static_cast<Eigen::Index>(seed.pairs.size()), target.dim());
-  Eigen::Index usable = 0;
-  RowVector x, z;
-  for (const auto& [source_entry, target_entry] : seed.pairs) {
-    if (source_composer.compose(source_entry, x) && target_composer.compose(target_entry, z)) {
-      Xs.row(usable) = x;
-      Zt.row(usable) = z;
-      ++usable;
+  std::vector<char> usable(seed.pairs.size(), 0);
+  std::vector<std::pair<RowVector, RowVector>> scratch(static_cast<std::size_t>(resolve_threads(threads)));
+  parallel_for(seed.pairs.size(), threads, [&](std::size_t i) {
+    auto& [x, z] = scratch[static_cast<std::size_t>(current_thread()) % scratch.size()];
+    usable[i] = source_composer.compose(seed.pairs[i].first, x) && target_composer.compose(seed.pairs[i].second, z);
+    if (!usable[i]) return;
+    Xs.row(static_cast<Eigen::Index>(i)) = x;
+    Zt.row(static_cast<Eigen::Index>(i)) = z;
+  });
+  Eigen::Index rows = 0;
+  for (std::size_t i = 0; i < usable.size(); ++i) {
+    if (!usable[i]) continue;
+    if (rows != static_cast<Eigen::Index>(i)) {
+      Xs.row(rows) = Xs.row(static_cast<Eigen::Index>(i));
+      Zt.row(rows) = Zt.row(static_cast<Eigen::Index>(i));
     }
+    ++rows;
   }
-  Xs.conservativeResize(usable, Eigen::NoChange);
-  Zt.conservativeResize(usable, Eigen::NoChange);
-  return static_cast<std::size_t>(usable);
+  Xs.conservativeResize(rows, Eigen::NoChange);
+  Zt.conservativeResize(rows, Eigen::NoChange);
+  return static_cast<std::size_t>(rows);
 }
 
 // Both languages' vectors, which must have the same dimension.
@@ -97,11 +107,15 @@ Mapping normalise_pair(const AlignConfig& config, Embeddings& source, Embeddings
   return mapping;
 }
 
-// Fits the mapping's transforms on the seed pairs both normalised sides know.
-void fit_seed_transforms(const PairList& seed, const AlignConfig& config, const Embeddings& source,
-                         const Embeddings& target, Mapping& mapping, std::size_t& usable) {
+// Fits the mapping's transforms on the seed pairs both normalised sides know. The products over the pairs use the
+// threads; without refinement, the d x d decompositions that finish the fit (the SVD: serial) are returned as a
+// step still to run, which compose_mapped runs beside the composition (it needs only the normalisers). With
+// refinement, which uses the threads itself, the fit is complete on return and the step is empty.
+std::function<void()> fit_seed_transforms(const PairList& seed, const AlignConfig& config, const Embeddings& source,
+                                          const Embeddings& target, Mapping& mapping, std::size_t& usable) {
+  const int threads = config.scoring.threads;
   Matrix Xs, Zt;
-  usable = seed_matrices(seed, source, target, mapping, Xs, Zt);
+  usable = seed_matrices(seed, source, target, mapping, threads, Xs, Zt);
   logger().info("{} of {} seed pairs have both sides in {} and {}", usable, seed.pairs.size(), source.path,
                 target.path);
   if (usable < config.mapping.min_seed_pairs) {
@@ -112,24 +126,29 @@ void fit_seed_transforms(const PairList& seed, const AlignConfig& config, const 
                           " are needed (min_seed_pairs). Check that the seed lexicon and the vectors are of "
                           "the two languages, in that order.");
   }
-  Mapping fitted = fit_mapping(Xs, Zt, source.vectors, target.vectors, config.mapping, config.scoring.threads);
-  mapping.source_transform = std::move(fitted.source_transform);
-  mapping.target_transform = std::move(fitted.target_transform);
+  const auto take_transforms = [&mapping](Mapping&& fitted) {
+    mapping.source_transform = std::move(fitted.source_transform);
+    mapping.target_transform = std::move(fitted.target_transform);
+  };
+  if (config.mapping.refine_iterations > 0) {
+    take_transforms(fit_mapping(Xs, Zt, source.vectors, target.vectors, config.mapping, threads));
+    return {};
+  }
+  auto products = std::make_shared<const SeedProducts>(seed_products(Xs, Zt, config.mapping, threads));
+  return [products, &options = config.mapping, take_transforms] {
+    take_transforms(mapping_from_products(*products, options));
+  };
 }
 
-// Both lists' unit term vectors in the shared space. `fit_transforms`, when given, first fills the mapping's
-// transforms; without refinement it is a serial SVD, which then runs on one thread while the others compose (the
-// composition needs only the normalisers).
+// Both lists' unit term vectors in the shared space. `finish_fit`, when given, is the rest of the mapping's fit
+// (fit_seed_transforms): one thread runs it while the others compose.
 void compose_mapped(const TermList& source_terms, const TermComposer& source_composer,
                     const TermList& target_terms, const TermComposer& target_composer, const Mapping& mapping,
-                    const std::function<void()>& fit_transforms, const AlignConfig& config, ComposedTerms& X,
+                    const std::function<void()>& finish_fit, const AlignConfig& config, ComposedTerms& X,
                     ComposedTerms& Z) {
   const int threads = config.scoring.threads;
-  const bool serial_fit = fit_transforms && config.mapping.refine_iterations == 0;
-  if (fit_transforms && !serial_fit) fit_transforms();
-  std::vector<ComposedTerms> composed =
-      compose_lists({{source_terms.terms, source_composer}, {target_terms.terms, target_composer}}, threads,
-                    serial_fit ? fit_transforms : std::function<void()>());
+  std::vector<ComposedTerms> composed = compose_lists(
+      {{source_terms.terms, source_composer}, {target_terms.terms, target_composer}}, threads, finish_fit);
   transform_rows(composed[0].vectors, mapping.source_transform, threads);
   transform_rows(composed[1].vectors, mapping.target_transform, threads);
   X = std::move(composed[0]);
@@ -389,11 +408,11 @@ CandidateSet generate_candidates(const AlignConfig& config, bool full_evidence, 
             target);
 
   Mapping mapping;
-  std::function<void()> fit_transforms;
+  std::function<void()> finish_fit;
   if (fit) {
     stats.seed_pairs = seed.pairs.size();
     mapping = normalise_pair(config, source, target);
-    fit_transforms = [&] { fit_seed_transforms(seed, config, source, target, mapping, stats.seed_pairs_usable); };
+    finish_fit = fit_seed_transforms(seed, config, source, target, mapping, stats.seed_pairs_usable);
   } else {
     mapping = load_mapping(config.output.mapping);
     if (mapping.source_transform.rows() != source.dim()) {
@@ -411,8 +430,7 @@ CandidateSet generate_candidates(const AlignConfig& config, bool full_evidence, 
   const TermComposer source_composer(source, mapping.source, config.composition);
   const TermComposer target_composer(target, mapping.target, config.composition);
   ComposedTerms X, Z;
-  compose_mapped(source_terms, source_composer, target_terms, target_composer, mapping, fit_transforms, config, X,
-                 Z);
+  compose_mapped(source_terms, source_composer, target_terms, target_composer, mapping, finish_fit, config, X, Z);
   if (fit && !config.output.save_mapping.empty()) save_mapping(config.output.save_mapping, mapping);
   if (!config.input.src_corpus_vectors.empty()) {
     // The corpus-trained vectors: their own normalisation and mapping from the same seed, then side by side.
@@ -424,10 +442,9 @@ CandidateSet generate_candidates(const AlignConfig& config, bool full_evidence, 
     const TermComposer corpus_source_composer(corpus_source, corpus_mapping.source, config.composition);
     const TermComposer corpus_target_composer(corpus_target, corpus_mapping.target, config.composition);
     ComposedTerms corpus_X, corpus_Z;
-    compose_mapped(
-        source_terms, corpus_source_composer, target_terms, corpus_target_composer, corpus_mapping,
-        [&] { fit_seed_transforms(seed, config, corpus_source, corpus_target, corpus_mapping, usable); }, config,
-        corpus_X, corpus_Z);
+    compose_mapped(source_terms, corpus_source_composer, target_terms, corpus_target_composer, corpus_mapping,
+                   fit_seed_transforms(seed, config, corpus_source, corpus_target, corpus_mapping, usable), config,
+                   corpus_X, corpus_Z);
     X = combine_spaces(X, corpus_X, source_terms.size(), config.input.corpus_weight);
     Z = combine_spaces(Z, corpus_Z, target_terms.size(), config.input.corpus_weight);
     logger().info("combined with the corpus vectors (weight {}): {} source and {} target terms usable",

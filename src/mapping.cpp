@@ -44,59 +44,71 @@ Eigen::BDCSVD<MatrixD> cross_covariance_svd(const MatrixD& cross) {
   return Eigen::BDCSVD<MatrixD>(cross, Eigen::ComputeFullU | Eigen::ComputeFullV);
 }
 
-// source^T target in double for float rows, block of rows by block of rows through two small double buffers:
-// no double copy of the whole operands (fresh memory is slow to fault in: 12 MB each for 5,000 pairs at d = 300).
-MatrixD transposed_product(const Matrix& source, const Matrix& target) {
-  constexpr Eigen::Index kBlock = 512;
-  MatrixD cross = MatrixD::Zero(source.cols(), target.cols());
-  MatrixD source_block(std::min(kBlock, source.rows()), source.cols());
-  MatrixD target_block(std::min(kBlock, target.rows()), target.cols());
-  for (Eigen::Index first = 0; first < source.rows(); first += kBlock) {
-    const Eigen::Index count = std::min(kBlock, source.rows() - first);
-    source_block.topRows(count) = source.middleRows(first, count).cast<double>();
-    target_block.topRows(count) = target.middleRows(first, count).cast<double>();
-    cross.noalias() += source_block.topRows(count).transpose() * target_block.topRows(count);
-  }
-  return cross;
+// source^T target in double for float rows (source and target may be the same matrix), the rows split into fixed
+// parts of kPart rows, each part's product on one thread of `threads` (0: OpenMP's default), the parts summed in
+// order: the same bits on any thread count. Each part goes block of rows by block of rows through two small double
+// buffers: no double copy of the whole operands (fresh memory is slow to fault in: 12 MB each for 5,000 pairs at
+// d = 300).
+MatrixD transposed_product(const Matrix& source, const Matrix& target, int threads) {
+  constexpr Eigen::Index kPart = 1024, kBlock = 256;
+  const Eigen::Index rows = source.rows();
+  const std::size_t parts = static_cast<std::size_t>(std::max<Eigen::Index>(1, (rows + kPart - 1) / kPart));
+  std::vector<MatrixD> partial(parts);
+  threads = resolve_threads(threads);
+  const SerialEigenProducts serial_products;  // one thread per product, on the serial path too
+  parallel_for(parts, threads, [&](std::size_t part) {
+    const Eigen::Index begin = static_cast<Eigen::Index>(part) * kPart;
+    const Eigen::Index end = std::min(rows, begin + kPart);
+    MatrixD& sum = partial[part];
+    sum = MatrixD::Zero(source.cols(), target.cols());
+    MatrixD source_block(std::min(kBlock, std::max<Eigen::Index>(end - begin, 0)), source.cols());
+    MatrixD target_block(source_block.rows(), target.cols());
+    for (Eigen::Index first = begin; first < end; first += kBlock) {
+      const Eigen::Index count = std::min(kBlock, end - first);
+      source_block.topRows(count) = source.middleRows(first, count).cast<double>();
+      target_block.topRows(count) = target.middleRows(first, count).cast<double>();
+      sum.noalias() += source_block.topRows(count).transpose() * target_block.topRows(count);
+    }
+  });
+  for (std::size_t part = 1; part < parts; ++part) partial[0] += partial[part];
+  return std::move(partial[0]);
 }
 
-// W = (M^T M)^-1/2 and its inverse (M^T M)^1/2, symmetric, for M: n x d; M W has orthonormal columns.
+// W = G^-1/2 and its inverse G^1/2, symmetric, for the gram G = M^T M of M: n x d; M W has orthonormal columns.
 struct Whitening {
   MatrixD transform, inverse;
 };
 
-Whitening whitening(const MatrixD& M, const char* side) {
-  Eigen::SelfAdjointEigenSolver<MatrixD> eigen(M.transpose() * M);
+Whitening whitening(const MatrixD& gram, Eigen::Index pairs, const char* side) {
+  Eigen::SelfAdjointEigenSolver<MatrixD> eigen(gram);
   const Eigen::VectorXd& variances = eigen.eigenvalues();  // ascending
   if (eigen.info() != Eigen::Success || !(variances[0] > 1e-10 * variances[variances.size() - 1]))
     throw_usage_error(std::string("Whitening needs seed pairs that span every dimension, but the ") + side +
-                      " seed vectors (" + std::to_string(M.rows()) + " pairs in dimension " +
-                      std::to_string(M.cols()) +
+                      " seed vectors (" + std::to_string(pairs) + " pairs in dimension " +
+                      std::to_string(gram.rows()) +
                       ") have a singular covariance: add seed pairs or turn whiten off.");
   return {eigen.operatorInverseSqrt(), eigen.operatorSqrt()};
 }
 
+}  // namespace
+
 // The multi-step framework of Artetxe et al. (AAAI 2018) in vecmap's order: whitening, orthogonal mapping,
-// re-weighting, de-whitening, dimensionality reduction. Xs, Zt: n x d seed pairs.
-Mapping multi_step_mapping(const Matrix& Xs, const Matrix& Zt, const MappingOptions& options) {
+// re-weighting, de-whitening, dimensionality reduction. Whitening the seed rows (Xs Ws, Zt Wt) makes their
+// cross-covariance Ws (Xs^T Zt) Wt (both transforms are symmetric): only d x d products here.
+Mapping mapping_from_products(const SeedProducts& products, const MappingOptions& options) {
   // Single-threaded products whatever the caller's thread count or region (align runs this beside the
   // composition): a product's rounding depends on its thread count, and the mapping must not.
   SerialEigenProducts serial_products;
-  const Eigen::Index d = Xs.cols();
+  const Eigen::Index d = products.cross.rows();
   const MatrixD identity = MatrixD::Identity(d, d);
   Whitening source_whitening{identity, identity}, target_whitening{identity, identity};
-  MatrixD cross;
+  MatrixD whitened_cross;
   if (options.whiten) {
-    MatrixD source = Xs.cast<double>(), target = Zt.cast<double>();
-    source_whitening = whitening(source, "source");
-    target_whitening = whitening(target, "target");
-    source *= source_whitening.transform;
-    target *= target_whitening.transform;
-    cross = source.transpose() * target;
-  } else {
-    cross = transposed_product(Xs, Zt);
+    source_whitening = whitening(products.source_gram, products.pairs, "source");
+    target_whitening = whitening(products.target_gram, products.pairs, "target");
+    whitened_cross = source_whitening.transform * products.cross * target_whitening.transform;
   }
-  const auto svd = cross_covariance_svd(cross);
+  const auto svd = cross_covariance_svd(options.whiten ? whitened_cross : products.cross);
   const MatrixD& U = svd.matrixU();
   const MatrixD& V = svd.matrixV();
   MatrixD source_transform = source_whitening.transform * U;
@@ -128,6 +140,8 @@ Mapping multi_step_mapping(const Matrix& Xs, const Matrix& Zt, const MappingOpti
   mapping.target_transform = target_transform.cast<float>();
   return mapping;
 }
+
+namespace {
 
 // (source row, target row) pairs, sorted.
 using WordPairs = std::vector<std::pair<std::uint32_t, std::uint32_t>>;
@@ -235,18 +249,29 @@ void Normalizer::apply_rows(Matrix& vectors, int threads) const {
 Matrix procrustes(const Matrix& source, const Matrix& target) {
   TERMALIGN_CHECK(source.rows() == target.rows() && source.cols() == target.cols(),
                   "Procrustes needs two matrices of the same shape");
-  const auto svd = cross_covariance_svd(transposed_product(source, target));
+  const auto svd = cross_covariance_svd(transposed_product(source, target, 1));
   return (svd.matrixU() * svd.matrixV().transpose()).cast<float>();
 }
 
-Mapping fit_mapping(const Matrix& Xs, const Matrix& Zt, const Matrix& source_vocabulary,
-                    const Matrix& target_vocabulary, const MappingOptions& options, int threads) {
+SeedProducts seed_products(const Matrix& Xs, const Matrix& Zt, const MappingOptions& options, int threads) {
   TERMALIGN_CHECK(Xs.rows() == Zt.rows() && Xs.cols() == Zt.cols(), "the seed pairs need one row per side");
   const std::size_t dim = static_cast<std::size_t>(Xs.cols());
   if (options.dim_reduction > dim)
     throw_usage_error("dim_reduction (" + std::to_string(options.dim_reduction) +
                       ") cannot exceed the dimension of the vectors (" + std::to_string(dim) + ").");
-  Mapping mapping = multi_step_mapping(Xs, Zt, options);
+  SeedProducts products;
+  products.pairs = Xs.rows();
+  products.cross = transposed_product(Xs, Zt, threads);
+  if (options.whiten) {
+    products.source_gram = transposed_product(Xs, Xs, threads);
+    products.target_gram = transposed_product(Zt, Zt, threads);
+  }
+  return products;
+}
+
+Mapping fit_mapping(const Matrix& Xs, const Matrix& Zt, const Matrix& source_vocabulary,
+                    const Matrix& target_vocabulary, const MappingOptions& options, int threads) {
+  Mapping mapping = mapping_from_products(seed_products(Xs, Zt, options, threads), options);
   if (options.refine_iterations == 0) return mapping;
 
   const auto most_frequent = [&](const Matrix& vocabulary) -> Matrix {
@@ -277,7 +302,7 @@ Mapping fit_mapping(const Matrix& Xs, const Matrix& Zt, const Matrix& source_voc
       source_pairs.row(seed + static_cast<Eigen::Index>(i)) = source_words.row(dictionary[i].first);
       target_pairs.row(seed + static_cast<Eigen::Index>(i)) = target_words.row(dictionary[i].second);
     }
-    mapping = multi_step_mapping(source_pairs, target_pairs, options);
+    mapping = mapping_from_products(seed_products(source_pairs, target_pairs, options, threads), options);
     previous = dictionary;
   }
   return mapping;

@@ -329,3 +329,35 @@ TEST_CASE("Self-learning refinement recovers a noisy rotation from a poor seed",
   CHECK(after > before + 0.2);
   CHECK(after > ceiling - 0.02);
 }
+
+TEST_CASE("Seed products: the brute-force double products, the same bits on any thread count", "[mapping]") {
+  std::mt19937 generator(21);
+  // 2,600 pairs: three parts of the fixed split (1,024 rows), the last one partial, each of several blocks.
+  const Matrix X = anisotropic(random_matrix(2600, 12, generator)), Z = random_matrix(2600, 12, generator);
+  MappingOptions options = procrustes_only();
+  options.whiten = true;
+  const SeedProducts one = seed_products(X, Z, options, 1);
+  REQUIRE(one.pairs == 2600);
+  const Eigen::MatrixXd x = X.cast<double>(), z = Z.cast<double>();
+  const Eigen::MatrixXd cross = x.transpose() * z, source_gram = x.transpose() * x, target_gram = z.transpose() * z;
+  CHECK((one.cross - cross).norm() < 1e-9 * cross.norm());
+  CHECK((one.source_gram - source_gram).norm() < 1e-9 * source_gram.norm());
+  CHECK((one.target_gram - target_gram).norm() < 1e-9 * target_gram.norm());
+  for (const int threads : {2, 3}) {
+    INFO(threads << " threads");
+    const SeedProducts several = seed_products(X, Z, options, threads);
+    CHECK(several.cross == one.cross);
+    CHECK(several.source_gram == one.source_gram);
+    CHECK(several.target_gram == one.target_gram);
+  }
+  // Without whitening, no grams; the mapping from the products is fit_mapping's.
+  const SeedProducts plain = seed_products(X, Z, procrustes_only(), 2);
+  CHECK(plain.source_gram.size() == 0);
+  CHECK(plain.target_gram.size() == 0);
+  const Mapping from_products = mapping_from_products(one, options);
+  const Mapping fitted = fit_seed_only(X, Z, options);
+  CHECK(from_products.source_transform == fitted.source_transform);
+  CHECK(from_products.target_transform == fitted.target_transform);
+  options.dim_reduction = 13;
+  CHECK_THROWS_WITH(seed_products(X, Z, options, 2), Catch::Contains("dim_reduction"));
+}

@@ -5,6 +5,8 @@
 #include <utility>
 #include <vector>
 
+#include <Eigen/Core>
+
 #include "termalign/config.h"
 #include "termalign/embeddings.h"
 
@@ -48,6 +50,21 @@ struct Mapping {
 // when whitening meets seed vectors that do not span every dimension.
 Mapping fit_mapping(const Matrix& Xs, const Matrix& Zt, const Matrix& source_vocabulary,
                     const Matrix& target_vocabulary, const MappingOptions& options, int threads = 0);
+
+// The products over the seed pairs (row i of Xs and of Zt, n x d) that the multi-step mapping needs, in double:
+// Xs^T Zt, and with whitening Xs^T Xs and Zt^T Zt. Computed on `threads` threads (0: OpenMP's default) over a
+// fixed split of the rows, summed in a fixed order: the same bits on any number of threads. Usage error when
+// dim_reduction exceeds d.
+struct SeedProducts {
+  Eigen::MatrixXd cross, source_gram, target_gram;  // d x d; the grams are empty without whitening
+  Eigen::Index pairs = 0;
+};
+SeedProducts seed_products(const Matrix& Xs, const Matrix& Zt, const MappingOptions& options, int threads = 0);
+
+// The multi-step mapping that `options` describe, from the seed products: only d x d decompositions, on the
+// calling thread (fit_mapping without refinement is seed_products, then this). The normalisers are left empty.
+// Usage error when whitening meets seed vectors that do not span every dimension.
+Mapping mapping_from_products(const SeedProducts& products, const MappingOptions& options);
 
 // W = U V^T from the SVD of Xs^T Zt. Xs, Zt: n x d, row i of each is a seed pair.
 Matrix procrustes(const Matrix& source, const Matrix& target);
