@@ -177,22 +177,28 @@ std::size_t tile_extent(std::size_t requested, std::size_t n) {
   return requested >= kKernelMultiple ? requested - requested % kKernelMultiple : requested;
 }
 
-// Rows of X per tile: a multiple of the kernel multiple no larger than requested, chosen among the sizes down to
-// half the request so that the row blocks share out evenly among the threads (the fewest rows on the busiest
-// thread; 2000 rows on 2 threads: 10 blocks of 216 rather than 9 of 240). Small requests are kept as they are.
-std::size_t balanced_rows(std::size_t requested, std::size_t n, int threads) {
-  if (requested < kKernelMultiple || n <= kKernelMultiple) return tile_extent(requested, n);
-  const std::size_t largest =
-      std::min(requested - requested % kKernelMultiple, round_up(n, kKernelMultiple));
-  const auto busiest = [&](std::size_t rows) {
-    const std::size_t blocks = (n + rows - 1) / rows, per_thread = static_cast<std::size_t>(threads);
-    return (blocks + per_thread - 1) / per_thread * rows;
-  };
-  std::size_t best = largest;
-  for (std::size_t rows = largest; rows >= std::max(kKernelMultiple, largest / 2); rows -= kKernelMultiple) {
-    if (busiest(rows) < busiest(best)) best = rows;
+// Where the row blocks of X start (then n). Blocks of the requested rows (a multiple of the kernel multiple, or
+// the whole side when it fits in one) while plenty of rows are left; on several threads, then, ever smaller blocks
+// as the rows run out (guided scheduling): a quarter per thread of what is left, rounded down to the kernel
+// multiple, at least kSmallestBlock rows. A thread that finds no block left waits for the others' last blocks,
+// which are small, not full tiles (at 20k terms a full block is 480 rows, 40 ms on one core). Small requests are
+// kept as they are.
+std::vector<std::size_t> row_block_starts(std::size_t requested, std::size_t n, int threads) {
+  constexpr std::size_t kSmallestBlock = 2 * kKernelMultiple;  // smaller blocks repack Z for little work
+  const std::size_t largest = tile_extent(requested, n);
+  const bool guided = threads > 1 && largest >= kKernelMultiple;
+  std::vector<std::size_t> starts;
+  for (std::size_t first = 0; first < n;) {
+    starts.push_back(first);
+    std::size_t rows = largest;
+    if (guided) {
+      const std::size_t share = (n - first) / (2 * static_cast<std::size_t>(threads));
+      rows = std::min(std::max(share - share % kKernelMultiple, kSmallestBlock), largest);
+    }
+    first += std::min(std::max<std::size_t>(rows, 1), n - first);
   }
-  return std::min(best, n);
+  starts.push_back(n);
+  return starts;
 }
 
 // `rows` rows of M from `first`, padded with zero rows to the kernel multiple: M's own storage when no padding is
@@ -224,10 +230,10 @@ void for_each_tile(const Matrix& X, std::size_t row_begin, std::size_t row_end, 
   TERMALIGN_CHECK(row_begin <= row_end && row_end <= static_cast<std::size_t>(X.rows()), "rows within X");
   const std::size_t n1 = row_end - row_begin, n2 = static_cast<std::size_t>(Z.rows());
   const Eigen::Index dim = X.cols();
-  const std::size_t tile_rows = balanced_rows(tiles.rows, n1, threads), tile_cols = tile_extent(tiles.cols, n2);
-  const std::size_t row_capacity = round_up(tile_rows, kKernelMultiple);
+  const std::vector<std::size_t> starts = row_block_starts(tiles.rows, n1, threads);
+  const std::size_t tile_cols = tile_extent(tiles.cols, n2);
+  const std::size_t row_capacity = round_up(tile_extent(tiles.rows, n1), kKernelMultiple);
   const std::size_t col_capacity = round_up(tile_cols, kKernelMultiple);
-  const std::size_t row_blocks = (n1 + tile_rows - 1) / tile_rows;
   struct Workspace {
     detail::HugePageVector<float> similarities;  // the tile: 3.9 MB with the default tiles, in huge pages
     Eigen::VectorXf source_rows, target_rows;
@@ -235,12 +241,12 @@ void for_each_tile(const Matrix& X, std::size_t row_begin, std::size_t row_end, 
   };
   std::vector<Workspace> workspaces(static_cast<std::size_t>(threads));
   SerialEigenProducts serial_products;
-  parallel_for(row_blocks, threads, [&](std::size_t block) {
+  parallel_for(starts.size() - 1, threads, [&](std::size_t block) {
     const std::size_t slot = static_cast<std::size_t>(current_thread()) % workspaces.size();
     Workspace& workspace = workspaces[slot];
     if (workspace.similarities.size() == 0)
       workspace.similarities.resize(row_capacity * col_capacity);
-    const std::size_t first_row = row_begin + block * tile_rows, rows = std::min(tile_rows, row_end - first_row);
+    const std::size_t first_row = row_begin + starts[block], rows = starts[block + 1] - starts[block];
     const auto lhs_rows = static_cast<Eigen::Index>(round_up(rows, kKernelMultiple));
     const float* lhs = padded_rows(X, first_row, rows, row_capacity, workspace.source_rows);
     for (std::size_t first_col = 0; first_col < n2; first_col += tile_cols) {
@@ -628,7 +634,7 @@ CslsSelection csls_select(const Matrix& X, const Matrix& Z, int k, const Selecti
   RowPools pools(row_end - row_begin, pool_size);
   TopValues columns(n2, column_k, lowest);
   scan_pools(X, row_begin, row_end, Z, floors, tiles, group, row_top, pools, columns);
-  pools.finish();
+  pools.finish(tiles.threads);
   result.means.source = gathered(group, slot_means(row_top));
   result.means.target = slot_means(columns);
   row_top = TopValues(0, 0, lowest);

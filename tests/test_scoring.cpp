@@ -289,6 +289,28 @@ TEST_CASE("results are bit-identical for any thread count and tiling", "[scoring
   }
 }
 
+TEST_CASE("Guided row blocks: shrinking blocks on several threads give one thread's bits", "[scoring]") {
+  // 1,500 rows in tiles of 480 on 2 and 3 threads: full blocks, then blocks of 336, 288, 192, 144 and 96 rows
+  // (a quarter per thread of what is left), and a short last one.
+  const Matrix X = random_unit_rows(1500, 24, 31), Z = random_unit_rows(700, 24, 32);
+  const SelectionOptions selection{5, 0, 0};
+  const TileOptions serial{480, 200, 1};
+  const NeighbourhoodMeans expected = termalign::neighbourhood_means(X, Z, 7, serial);
+  require_close(expected.source, reference_means(X, Z, 7).source);
+  const auto expected_kept = termalign::select_csls_candidates(X, Z, expected, selection, serial);
+  for (const int threads : {2, 3}) {
+    INFO(threads << " threads");
+    const TileOptions guided{480, 200, threads};
+    const NeighbourhoodMeans means = termalign::neighbourhood_means(X, Z, 7, guided);
+    require_identical(means.source, expected.source);
+    require_identical(means.target, expected.target);
+    require_identical(termalign::select_csls_candidates(X, Z, means, selection, guided), expected_kept);
+    const termalign::CslsSelection one_pass = termalign::csls_select(X, Z, 7, selection, guided);
+    require_identical(one_pass.means.source, expected.source);
+    require_identical(one_pass.candidates, expected_kept);
+  }
+}
+
 TEST_CASE("GEMM-sized tiles: brute force, exact ties, bit-identical across tilings", "[scoring]") {
   // d = 64 and tiles of tens of rows: Eigen's blocked GEMM path, with partial tiles on both sides.
   Matrix X = random_unit_rows(300, 64, 15), Z = random_unit_rows(257, 64, 16);

@@ -104,7 +104,37 @@ TEST_CASE("RowPools keeps each row's best targets in ranks_before order, whateve
 }
 
 TEST_CASE("RowPools::finish insists on full pools", "[scoring]") {
-  RowPools pools(1, 5);
-  for (std::uint32_t target = 0; target < 4; ++target) pools.offer(0, 1.0f, 0.0f, target);
-  CHECK_THROWS(pools.finish());
+  const int threads = GENERATE(1, 2);
+  RowPools pools(3, 5);
+  for (std::size_t slot : {0, 2})
+    for (std::uint32_t target = 0; target < 7; ++target) pools.offer(slot, 1.0f, 0.0f, target);
+  for (std::uint32_t target = 0; target < 4; ++target) pools.offer(1, 1.0f, 0.0f, target);
+  CHECK_THROWS(pools.finish(threads));
+}
+
+TEST_CASE("RowPools::finish on several threads keeps what one thread keeps", "[scoring]") {
+  constexpr std::size_t kSlots = 97, kCapacity = 6;
+  std::mt19937 generator(11);
+  std::uniform_real_distribution<float> value(-1.0f, 1.0f);
+  RowPools serial(kSlots, kCapacity);
+  for (std::size_t slot = 0; slot < kSlots; ++slot) {
+    const std::uint32_t offers = static_cast<std::uint32_t>(kCapacity + slot % 17);  // some compact on the way
+    for (std::uint32_t target = 0; target < offers; ++target) {
+      const float similarity = value(generator);
+      serial.offer(slot, 2.0f * similarity, similarity, target);
+    }
+  }
+  RowPools parallel = serial;
+  serial.finish(1);
+  parallel.finish(2);
+  for (std::size_t slot = 0; slot < kSlots; ++slot) {
+    INFO("slot " << slot);
+    CHECK(parallel.worst_key(slot) == serial.worst_key(slot));
+    std::vector<Candidate> expected = serial.candidates(slot, 0), kept = parallel.candidates(slot, 0);
+    REQUIRE(kept.size() == expected.size());
+    for (std::size_t i = 0; i < kept.size(); ++i) {
+      CHECK(kept[i].target == expected[i].target);
+      CHECK(kept[i].score == expected[i].score);
+    }
+  }
 }

@@ -11,6 +11,7 @@
 
 #include "detail/huge_pages.h"
 #include "termalign/error.h"
+#include "termalign/parallel.h"
 #include "termalign/scoring.h"
 
 namespace termalign::detail {
@@ -175,13 +176,14 @@ class RowPools {
     if (++counts_[slot] == 2 * capacity_) shrink(slot);
   }
 
-  // Each slot keeps its best `capacity` entries, its worst last. Every slot must have been offered at least
-  // `capacity` targets.
-  void finish() {
-    for (std::size_t slot = 0; slot < slots() && capacity_ > 0; ++slot) {
+  // Each slot keeps its best `capacity` entries, its worst last, the slots shared out among `threads` threads.
+  // Every slot must have been offered at least `capacity` targets.
+  void finish(int threads = 1) {
+    if (capacity_ == 0) return;
+    parallel_for(slots(), threads, [this](std::size_t slot) {
       TERMALIGN_CHECK(counts_[slot] >= capacity_, "every pool is offered at least its capacity");
       shrink(slot);
-    }
+    });
   }
   // After finish(): the slot's kept targets as candidates of source row `source` (score = the key, cosine = the
   // similarity), and its worst key.
