@@ -70,6 +70,20 @@ void parallel_for(std::size_t n, int threads, const std::function<void(std::size
   if (errors.first) std::rethrow_exception(errors.first);
 }
 
+void on_each_thread(int threads, const std::function<void()>& body) {
+  LoopErrors errors;
+#pragma omp parallel num_threads(resolve_threads(threads))
+  {
+    try {
+      body();
+    } catch (...) {
+      std::lock_guard<std::mutex> lock(errors.mutex);
+      if (!errors.first) errors.first = std::current_exception();
+    }
+  }
+  if (errors.first) std::rethrow_exception(errors.first);
+}
+
 void parallel_for_alongside(std::size_t n, int threads, const std::function<void(std::size_t)>& body,
                             const std::function<void()>& alongside) {
   const int thread_count = resolve_threads(threads);

@@ -2,6 +2,7 @@
 #include <algorithm>
 #include <catch2/catch.hpp>
 #include <chrono>
+#include <mutex>
 #include <stdexcept>
 #include <string>
 #include <thread>
@@ -72,5 +73,32 @@ TEST_CASE("parallel_for_alongside reports alongside()'s error first, else the lo
                           },
                           [] {}),
                       "item");
+  }
+}
+
+TEST_CASE("on_each_thread runs the body once on each thread of the region", "[parallel]") {
+  for (const int threads : {1, 2, 3}) {
+    INFO("threads " << threads);
+    std::mutex mutex;
+    std::vector<int> seen;
+    termalign::on_each_thread(threads, [&] {
+      std::lock_guard<std::mutex> lock(mutex);
+      seen.push_back(termalign::current_thread());
+    });
+    std::sort(seen.begin(), seen.end());
+    std::vector<int> expected(static_cast<std::size_t>(threads));
+    for (int t = 0; t < threads; ++t) expected[static_cast<std::size_t>(t)] = t;
+    CHECK(seen == expected);
+    // One thread fails: its error reaches the caller after the others ran.
+    int ran = 0;
+    const auto one_fails = [&] {
+      termalign::on_each_thread(threads, [&] {
+        std::lock_guard<std::mutex> lock(mutex);
+        ++ran;
+        if (termalign::current_thread() == threads - 1) throw std::runtime_error("last thread");
+      });
+    };
+    CHECK_THROWS_WITH(one_fails(), "last thread");
+    CHECK(ran == threads);
   }
 }
