@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstdint>
 #include <cstring>
 
 #include "termalign/error.h"
@@ -33,6 +34,18 @@ MappedFile::MappedFile(const std::string& path) {
     data_ = static_cast<const char*>(mapped);
   }
   ::close(descriptor);  // the mapping stays valid
+}
+
+void MappedFile::prefault(std::string_view part) const {
+#ifdef MADV_POPULATE_READ
+  if (part.empty()) return;
+  const auto page = static_cast<std::uintptr_t>(::sysconf(_SC_PAGESIZE));
+  const auto begin = reinterpret_cast<std::uintptr_t>(part.data()) & ~(page - 1);
+  const auto end = reinterpret_cast<std::uintptr_t>(part.data() + part.size());
+  ::madvise(reinterpret_cast<void*>(begin), end - begin, MADV_POPULATE_READ);  // failure is harmless
+#else
+  (void)part;
+#endif
 }
 
 MappedFile::~MappedFile() {

@@ -17,6 +17,9 @@ class MappedFile {
   ~MappedFile();
 
   std::string_view contents() const { return {data_, size_}; }
+  // Maps the pages of `part` (a view into contents()) in one call before they are read: one system call instead
+  // of a page fault per 16 pages. Advice only: nothing happens where the kernel lacks it (before Linux 5.14).
+  void prefault(std::string_view part) const;
 
  private:
   const char* data_ = nullptr;
