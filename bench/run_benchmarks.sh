@@ -121,7 +121,7 @@ done
 # times and the table keeps the fastest (the summary reads every NAME.time.R file). termalign's 1- and 2-thread
 # runs alternate, so that a slower spell of the machine does not fall on one of them only.
 REPEATS=3
-ALIGN_REPEATS=5
+ALIGN_REPEATS=7
 
 # align with /usr/bin/time -v: align DATA NAME THREADS [RUN] (RUN numbers the timing file)
 run_align() {
@@ -192,7 +192,8 @@ def bench(pattern):
     return table
 
 def timed(name):
-    """(wall seconds, peak RSS in MiB) of the fastest run, from the /usr/bin/time -v files NAME.time.R."""
+    """(wall seconds, peak RSS in MiB, page faults) of the fastest run, from the /usr/bin/time -v files
+    NAME.time.R."""
     runs = []
     for path in sorted(glob.glob(f"{results}/{name}.time.*")):
         text = open(path).read()
@@ -201,7 +202,8 @@ def timed(name):
         for part in clock.split(":"):
             seconds = seconds * 60 + float(part)
         rss = int(re.search(r"Maximum resident set size \(kbytes\): (\d+)", text).group(1))
-        runs.append((seconds, rss / 1024))
+        faults = int(re.search(r"Minor \(reclaiming a frame\) page faults: (\d+)", text).group(1))
+        runs.append((seconds, rss / 1024, faults))
     return min(runs)
 
 def runs(name):
@@ -249,14 +251,14 @@ ours_neighbourhood = two["NeighbourhoodMeans", 20000][0]
 lines += ["", "## b. End to end, 20k x 20k terms (30000 words per language), 2 threads", "",
           f"Fastest of {runs('align-20k-2')} runs for termalign (1- and 2-thread runs alternating) and of "
           f"{runs('numpy-20k')} for NumPy.", "",
-          "| run | wall (s) | peak RSS (MiB) | AP |", "|---|---|---|---|",
-          f"| `termalign align` | {align2[0]:.2f} | {align2[1]:.0f} | {ap('align-20k-2'):.4f} |",
+          "| run | wall (s) | peak RSS (MiB) | page faults | AP |", "|---|---|---|---|---|",
+          f"| `termalign align` | {align2[0]:.2f} | {align2[1]:.0f} | {align2[2]} | {ap('align-20k-2'):.4f} |",
           f"| NumPy reference (`csls_reference.py --normalize unit-center-unit`) | {numpy[0]:.2f} | {numpy[1]:.0f} | "
-          f"{ap('numpy-20k'):.4f} |",
+          f"{numpy[2]} | {ap('numpy-20k'):.4f} |",
           f"| neighbourhood pass alone, termalign (`neighbourhood_means`, bench_scoring) | {ours_neighbourhood:.2f} "
-          "| | |",
+          "| | | |",
           f"| neighbourhood pass alone, faiss `IndexFlatIP` top-10 both directions (best of 2) | {faiss_best:.2f} "
-          "| | |"]
+          "| | | |"]
 
 kernel1 = one["NeighbourhoodMeans", 10000][0] + one["SelectCandidates", 10000][0]
 kernel2 = two["NeighbourhoodMeans", 10000][0] + two["SelectCandidates", 10000][0]
@@ -311,8 +313,8 @@ if readme != "none":
              f"{per_n(2, ' GFLOP/s')} ({percents(tile_ratios)}) |",
              f"| one-pass CSLS (`csls_select`, what `align` runs), effective (4 n^2 d flops) | {per_n(3, ' GFLOP/s')} "
              f"| {percents(fused_ratios)} of the Eigen GEMM |",
-             f"| `align` 20k x 20k terms, wall / peak memory (fastest of {runs('align-20k-2')}) | {align2[0]:.2f} s / "
-             f"{align2[1]:.0f} MiB | NumPy (fastest of {runs('numpy-20k')}): {numpy[0]:.2f} s / {numpy[1]:.0f} MiB "
+             f"| `align` 20k x 20k terms, wall / peak memory / page faults (fastest of {runs('align-20k-2')}) | "
+             f"{align2[0]:.2f} s / {align2[1]:.0f} MiB / {align2[2]} | NumPy (fastest of {runs('numpy-20k')}): {numpy[0]:.2f} s / {numpy[1]:.0f} MiB "
              f"({numpy[0] / align2[0]:.1f}x) |",
              f"| neighbourhood pass (top-10 both directions), 20k x 20k | {ours_neighbourhood:.2f} s | faiss "
              f"`IndexFlatIP`: {faiss_best:.2f} s |",
