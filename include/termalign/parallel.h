@@ -28,6 +28,7 @@ void run_both(const std::function<void()>& first, const std::function<void()>& s
 // Runs body() once on each thread of a parallel region of `threads` threads (0: OpenMP's default), for set-up that
 // belongs to each thread (such as its allocator arena). The first exception thrown is rethrown after the region.
 void on_each_thread(int threads, const std::function<void()>& body);
+
 // Thread index inside parallel_for's body (0 when serial).
 int current_thread();
 
