@@ -31,6 +31,14 @@ struct LoopErrors {
   std::exception_ptr first;
   std::mutex mutex;
   bool failed = false;
+
+  // Inside a catch block: keeps the exception being handled if it is the first.
+  void record_current() {
+    std::lock_guard<std::mutex> lock(mutex);
+    if (!first) first = std::current_exception();
+#pragma omp atomic write
+    failed = true;
+  }
 };
 
 // The items [0, n) shared out, one at a time, among the threads of the enclosing parallel region (an orphaned
@@ -45,10 +53,7 @@ void share_items(std::size_t n, const std::function<void(std::size_t)>& body, Lo
     try {
       body(static_cast<std::size_t>(i));
     } catch (...) {
-      std::lock_guard<std::mutex> lock(errors.mutex);
-      if (!errors.first) errors.first = std::current_exception();
-#pragma omp atomic write
-      errors.failed = true;
+      errors.record_current();
     }
   }
 }
@@ -77,8 +82,7 @@ void on_each_thread(int threads, const std::function<void()>& body) {
     try {
       body();
     } catch (...) {
-      std::lock_guard<std::mutex> lock(errors.mutex);
-      if (!errors.first) errors.first = std::current_exception();
+      errors.record_current();
     }
   }
   if (errors.first) std::rethrow_exception(errors.first);
