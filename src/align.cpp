@@ -10,7 +10,6 @@
 #include <unordered_map>
 #include <unordered_set>
 
-#include "detail/huge_pages.h"
 #include "termalign/composition.h"
 #include "termalign/distributed.h"
 #include "termalign/embeddings.h"
@@ -49,7 +48,8 @@ void log_unusable(const char* side, const TermList& list, const ComposedTerms& c
 }
 
 // Seed pairs whose two sides are composed from known words only (as written or lower-cased), as rows of Xs, Zt,
-// in the lexicon's order; the pairs are shared out among `threads` threads.
+// in the lexicon's order. Both sides are composed as two lists (compose_lists, on `threads` threads); a pair is
+// kept when both of its sides are usable.
 std::size_t seed_matrices(const PairList& seed, const Embeddings& source, const Embeddings& target,
                           const Mapping& mapping, int threads, Matrix& Xs, Matrix& Zt) {
   CompositionOptions known_only;
@@ -57,26 +57,31 @@ std::size_t seed_matrices(const PairList& seed, const Embeddings& source, const 
   known_only.subword_oov = false;
   const TermComposer source_composer(source, mapping.source, known_only);
   const TermComposer target_composer(target, mapping.target, known_only);
-  // 6 MB each for 5,000 pairs at d = 300: every pair composed into its own row, the unusable ones then squeezed out
-  detail::resize_in_huge_pages(Xs, static_cast<Eigen::Index>(seed.pairs.size()), source.dim());
-  detail::resize_in_huge_pages(Zt, static_cast<Eigen::Index>(seed.pairs.size()), target.dim());
-  std::vector<char> usable(seed.pairs.size(), 0);
-  std::vector<std::pair<RowVector, RowVector>> scratch(static_cast<std::size_t>(resolve_threads(threads)));
-  parallel_for(seed.pairs.size(), threads, [&](std::size_t i) {
-    auto& [x, z] = scratch[static_cast<std::size_t>(current_thread()) % scratch.size()];
-    usable[i] = source_composer.compose(seed.pairs[i].first, x) && target_composer.compose(seed.pairs[i].second, z);
-    if (!usable[i]) return;
-    Xs.row(static_cast<Eigen::Index>(i)) = x;
-    Zt.row(static_cast<Eigen::Index>(i)) = z;
-  });
+  std::vector<std::string> sources, targets;
+  sources.reserve(seed.pairs.size());
+  targets.reserve(seed.pairs.size());
+  for (const auto& [source_entry, target_entry] : seed.pairs) {
+    sources.push_back(source_entry);
+    targets.push_back(target_entry);
+  }
+  std::vector<ComposedTerms> sides =
+      compose_lists({{sources, source_composer}, {targets, target_composer}}, threads);
+  // Each side's rows are its usable entries in order; the kept pairs' rows move up in place.
+  Xs = std::move(sides[0].vectors);
+  Zt = std::move(sides[1].vectors);
+  const std::vector<std::uint32_t>& source_ids = sides[0].term_ids;
+  const std::vector<std::uint32_t>& target_ids = sides[1].term_ids;
   Eigen::Index rows = 0;
-  for (std::size_t i = 0; i < usable.size(); ++i) {
-    if (!usable[i]) continue;
-    if (rows != static_cast<Eigen::Index>(i)) {
-      Xs.row(rows) = Xs.row(static_cast<Eigen::Index>(i));
-      Zt.row(rows) = Zt.row(static_cast<Eigen::Index>(i));
+  for (std::size_t s = 0, t = 0; s < source_ids.size() && t < target_ids.size();) {
+    if (source_ids[s] < target_ids[t]) {
+      ++s;
+    } else if (target_ids[t] < source_ids[s]) {
+      ++t;
+    } else {
+      Xs.row(rows) = Xs.row(static_cast<Eigen::Index>(s++));
+      Zt.row(rows) = Zt.row(static_cast<Eigen::Index>(t++));
+      ++rows;
     }
-    ++rows;
   }
   Xs.conservativeResize(rows, Eigen::NoChange);
   Zt.conservativeResize(rows, Eigen::NoChange);
