@@ -13,7 +13,12 @@
 #include <cstring>
 #include <fstream>
 #include <limits>
+#include <vector>
+#ifdef __GLIBC__
+#include <malloc.h>
+#endif
 
+#include "detail/huge_pages.h"
 #include "detail/topk.h"
 #include "termalign/error.h"
 #include "termalign/lexicon.h"
@@ -171,6 +176,28 @@ extern "C" void on_interrupt(int signal_number) {
 }
 
 }  // namespace
+
+void tune_allocator() {
+#ifdef __GLIBC__
+  constexpr std::size_t kMmapThreshold = std::size_t{32} << 20;
+  mallopt(M_MMAP_THRESHOLD, static_cast<int>(kMmapThreshold));
+  mallopt(M_TOP_PAD, 16 << 20);
+  mallopt(M_TRIM_THRESHOLD, 512 << 20);
+  constexpr std::size_t kBlock = kMmapThreshold - (std::size_t{2} << 20);  // from the arena, not mapped apart
+  constexpr std::size_t kCallerBlocks = 2, kThreadBlocks = 1;
+  on_each_thread(0, [] {
+    std::vector<void*> blocks;
+    const std::size_t count = current_thread() == 0 ? kCallerBlocks : kThreadBlocks;
+    for (std::size_t i = 0; i < count; ++i) {
+      void* block = std::malloc(kBlock);
+      if (block == nullptr) break;
+      blocks.push_back(block);
+      detail::advise_huge_pages(block, kBlock);
+    }
+    for (void* block : blocks) std::free(block);
+  });
+#endif
+}
 
 void install_interrupt_handlers() {
   struct sigaction action;

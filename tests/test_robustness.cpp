@@ -3,6 +3,9 @@
 // sentence on stderr naming the file (and line), that a pre-existing output is byte-identical afterwards and that
 // no temporary file is left behind.
 #include <fcntl.h>
+#ifdef __GLIBC__
+#include <malloc.h>
+#endif
 #include <signal.h>
 #include <spawn.h>
 #include <sys/wait.h>
@@ -653,3 +656,17 @@ TEST_CASE("robustness: a signal while an output is being written removes its tem
   CHECK(scratch.temporary_files().empty());
   CHECK(read_bytes(out) == kPreviousOutput);
 }
+
+#ifdef __GLIBC__
+TEST_CASE("tune_allocator keeps blocks of tens of MB in the heap, which it has grown", "[resources]") {
+  termalign::tune_allocator();
+  // The calling thread's arena was grown by two blocks of 30 MiB, freed and kept (not trimmed).
+  CHECK(mallinfo2().arena >= std::size_t{60} << 20);
+  // A 20 MiB block now comes from the heap, not from a mapping of its own (glibc's default threshold is 128 KiB).
+  const std::size_t mapped_before = mallinfo2().hblkhd;
+  void* block = std::malloc(std::size_t{20} << 20);
+  REQUIRE(block != nullptr);
+  CHECK(mallinfo2().hblkhd == mapped_before);
+  std::free(block);
+}
+#endif
