@@ -27,14 +27,14 @@ namespace termalign {
 
 namespace {
 
-Embeddings load_side(const std::string& path, const std::vector<std::string>& needed_words,
-                     const AlignConfig& config) {
+// What one side loads: the words composing `lists` may look up (collect_word_set), and the frequent ones.
+LoadOptions side_options(std::initializer_list<const std::vector<std::string>*> lists, const AlignConfig& config) {
   LoadOptions options;
   options.restrict_words = true;
-  options.wanted.insert(needed_words.begin(), needed_words.end());
+  options.wanted = collect_word_set(lists);
   options.most_frequent = config.input.most_frequent;
   options.threads = config.scoring.threads;
-  return load_embeddings(path, options);
+  return options;
 }
 
 void log_unusable(const char* side, const TermList& list, const ComposedTerms& composed) {
@@ -89,11 +89,10 @@ std::size_t seed_matrices(const PairList& seed, const Embeddings& source, const 
 }
 
 // Both languages' vectors, which must have the same dimension.
-void load_pair(const std::string& source_path, const std::string& target_path,
-               const std::vector<std::string>& source_words, const std::vector<std::string>& target_words,
-               const AlignConfig& config, Embeddings& source, Embeddings& target) {
-  source = load_side(source_path, source_words, config);
-  target = load_side(target_path, target_words, config);
+void load_pair(const std::string& source_path, const std::string& target_path, const LoadOptions& source_options,
+               const LoadOptions& target_options, Embeddings& source, Embeddings& target) {
+  source = load_embeddings(source_path, source_options);
+  target = load_embeddings(target_path, target_options);
   if (source.dim() != target.dim()) {
     throw_input_error(target_path, 0,
                       "the vectors have dimension " + std::to_string(target.dim()) + " but the source vectors (" +
@@ -394,23 +393,18 @@ CandidateSet generate_candidates(const AlignConfig& config, bool full_evidence, 
   if (seed_error) std::rethrow_exception(seed_error);
   stats.source_terms = source_terms.size();
   stats.target_terms = target_terms.size();
-  std::vector<std::string> seed_sources, seed_targets, source_words, target_words;
+  std::vector<std::string> seed_sources, seed_targets;
   for (const auto& [source, target] : seed.pairs) {
     seed_sources.push_back(source);
     seed_targets.push_back(target);
   }
-  run_both(
-      [&] {
-        collect_words({&source_terms.terms, &seed_sources}, source_words);
-      },
-      [&] {
-        collect_words({&target_terms.terms, &seed_targets}, target_words);
-      },
-      config.scoring.threads);
+  LoadOptions source_options, target_options;
+  run_both([&] { source_options = side_options({&source_terms.terms, &seed_sources}, config); },
+           [&] { target_options = side_options({&target_terms.terms, &seed_targets}, config); },
+           config.scoring.threads);
 
   Embeddings source, target;
-  load_pair(config.input.src_vectors, config.input.tgt_vectors, source_words, target_words, config, source,
-            target);
+  load_pair(config.input.src_vectors, config.input.tgt_vectors, source_options, target_options, source, target);
 
   Mapping mapping;
   std::function<void()> finish_fit;
@@ -440,7 +434,7 @@ CandidateSet generate_candidates(const AlignConfig& config, bool full_evidence, 
   if (!config.input.src_corpus_vectors.empty()) {
     // The corpus-trained vectors: their own normalisation and mapping from the same seed, then side by side.
     Embeddings corpus_source, corpus_target;
-    load_pair(config.input.src_corpus_vectors, config.input.tgt_corpus_vectors, source_words, target_words, config,
+    load_pair(config.input.src_corpus_vectors, config.input.tgt_corpus_vectors, source_options, target_options,
               corpus_source, corpus_target);
     std::size_t usable = 0;
     Mapping corpus_mapping = normalise_pair(config, corpus_source, corpus_target);
@@ -455,6 +449,8 @@ CandidateSet generate_candidates(const AlignConfig& config, bool full_evidence, 
     logger().info("combined with the corpus vectors (weight {}): {} source and {} target terms usable",
                   config.input.corpus_weight, X.term_ids.size(), Z.term_ids.size());
   }
+  // The word sets (tens of thousands of strings each) are freed now, one on each thread, not on one at the end.
+  run_both([&] { source_options = {}; }, [&] { target_options = {}; }, threads);
   logger().debug("composed {} source and {} target term vectors", X.term_ids.size(), Z.term_ids.size());
   log_unusable("source", source_terms, X);
   log_unusable("target", target_terms, Z);

@@ -187,21 +187,15 @@ bool may_be_compound(const std::string& word) {
 
 }  // namespace
 
-void collect_words(const std::vector<std::string>& terms, std::vector<std::string>& words) {
-  collect_words({&terms}, words);
-}
+namespace {
 
-void collect_words(std::initializer_list<const std::vector<std::string>*> lists, std::vector<std::string>& words) {
-  std::unordered_set<std::string> seen(words.begin(), words.end());
-  std::size_t terms = 0;
-  for (const auto* list : lists) terms += list->size();
-  seen.reserve(seen.size() + 2 * terms);
-  const auto add = [&](std::string word) {
-    if (seen.insert(word).second) words.push_back(std::move(word));
-  };
-  // A word and its lower-cased form (computed only when it can differ: lists are mostly lower case).
+// Calls add(word) for every form composing the lists' terms may look up: each word and its lower-cased form
+// (computed only when it can differ: lists are mostly lower case), its compound pieces, and the joined token of a
+// multi-word term. A word comes as often as it occurs.
+template <typename Add>
+void for_each_lookup(std::initializer_list<const std::vector<std::string>*> lists, Add&& add) {
   const auto add_both_cases = [&](const std::string& word) {
-    add(word);
+    add(std::string(word));
     if (may_change_when_lowered(word)) add(to_lower(word));
   };
   for (const auto* list : lists) {
@@ -215,6 +209,33 @@ void collect_words(std::initializer_list<const std::vector<std::string>*> lists,
       }
     }
   }
+}
+
+std::size_t total_terms(std::initializer_list<const std::vector<std::string>*> lists) {
+  std::size_t terms = 0;
+  for (const auto* list : lists) terms += list->size();
+  return terms;
+}
+
+}  // namespace
+
+void collect_words(const std::vector<std::string>& terms, std::vector<std::string>& words) {
+  collect_words({&terms}, words);
+}
+
+void collect_words(std::initializer_list<const std::vector<std::string>*> lists, std::vector<std::string>& words) {
+  std::unordered_set<std::string> seen(words.begin(), words.end());
+  seen.reserve(seen.size() + 2 * total_terms(lists));
+  for_each_lookup(lists, [&](std::string word) {
+    if (seen.insert(word).second) words.push_back(std::move(word));
+  });
+}
+
+std::unordered_set<std::string> collect_word_set(std::initializer_list<const std::vector<std::string>*> lists) {
+  std::unordered_set<std::string> words;
+  words.reserve(2 * total_terms(lists));
+  for_each_lookup(lists, [&](std::string word) { words.insert(std::move(word)); });
+  return words;
 }
 
 }  // namespace termalign

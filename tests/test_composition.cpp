@@ -1,6 +1,7 @@
 #include <algorithm>
 #include <catch2/catch.hpp>
 #include <string>
+#include <unordered_set>
 #include <vector>
 
 #include "termalign/composition.h"
@@ -120,6 +121,11 @@ TEST_CASE("collect_words lists every form a lookup may try", "[composition]") {
   collect_words(more, one_by_one);
   collect_words({&terms, &more}, at_once);
   CHECK(at_once == one_by_one);
+  // As a set (what the loader takes): the same words.
+  std::vector<std::string> from_lists;
+  collect_words({&terms, &more}, from_lists);
+  CHECK(collect_word_set({&terms, &more}) ==
+        std::unordered_set<std::string>(from_lists.begin(), from_lists.end()));
 }
 
 TEST_CASE("A multi-word term with a vector of its own (a joined token) uses it", "[composition]") {

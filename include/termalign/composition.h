@@ -6,6 +6,7 @@
 #include <functional>
 #include <initializer_list>
 #include <string>
+#include <unordered_set>
 #include <vector>
 
 #include "termalign/config.h"
@@ -61,5 +62,7 @@ std::vector<ComposedTerms> compose_lists(const std::vector<TermsToCompose>& list
 void collect_words(const std::vector<std::string>& terms, std::vector<std::string>& words);
 // The same for several lists at once (one pass, one set of the words seen).
 void collect_words(std::initializer_list<const std::vector<std::string>*> lists, std::vector<std::string>& words);
+// The same words as a set, the form LoadOptions::wanted takes.
+std::unordered_set<std::string> collect_word_set(std::initializer_list<const std::vector<std::string>*> lists);
 
 }  // namespace termalign
