@@ -365,7 +365,6 @@ CandidateSet generate_candidates(const AlignConfig& config, bool full_evidence, 
                                  const ProcessGroup& group) {
   config.validate();
   scoring_memory_limit();  // a malformed TERMALIGN_MAX_MEMORY_MB is a usage error before any work, not minutes in
-  logger().debug("similarity tiles: {}", similarity_kernel());  // likewise a malformed TERMALIGN_TILE_KERNEL
   const auto start = std::chrono::steady_clock::now();
   AlignmentSummary local;
   AlignmentSummary& stats = summary ? *summary : local;
@@ -374,17 +373,33 @@ CandidateSet generate_candidates(const AlignConfig& config, bool full_evidence, 
   const bool fit = config.output.mapping.empty();
   PairList seed;
   std::exception_ptr seed_error;  // reported after the term lists' errors
-  // Each language's list (and the seed lexicon), then the words each side may look up, both sides at once.
-  run_both(
-      [&] {
-        result.source_terms = read_term_list(config.input.src_terms);
-        try {
-          if (fit) seed = read_pairs(config.input.seed, PairFileKind::seed_lexicon);
-        } catch (...) {
-          seed_error = std::current_exception();
-        }
-      },
-      [&] { result.target_terms = read_term_list(config.input.tgt_terms); }, config.scoring.threads);
+  std::exception_ptr kernel_error;  // a malformed TERMALIGN_TILE_KERNEL: a usage error, before the lists' errors
+  // Each language's list (and the seed lexicon), then the words each side may look up, both sides at once. The
+  // similarity kernel is chosen beside the target list, the shorter side (its check of OpenBLAS's rounding takes a
+  // few ms).
+  try {
+    run_both(
+        [&] {
+          result.source_terms = read_term_list(config.input.src_terms);
+          try {
+            if (fit) seed = read_pairs(config.input.seed, PairFileKind::seed_lexicon);
+          } catch (...) {
+            seed_error = std::current_exception();
+          }
+        },
+        [&] {
+          try {
+            logger().debug("similarity tiles: {}", similarity_kernel());
+          } catch (...) {
+            kernel_error = std::current_exception();
+          }
+          result.target_terms = read_term_list(config.input.tgt_terms);
+        },
+        config.scoring.threads);
+  } catch (...) {
+    if (!kernel_error) throw;
+  }
+  if (kernel_error) std::rethrow_exception(kernel_error);
   const TermList& source_terms = result.source_terms;
   const TermList& target_terms = result.target_terms;
   for (const TermList* list : {&source_terms, &target_terms}) {

@@ -582,6 +582,23 @@ TEST_CASE("robustness: a malformed TERMALIGN_MAX_MEMORY_MB is a usage error", "[
   }
 }
 
+TEST_CASE("robustness: a malformed TERMALIGN_TILE_KERNEL is a usage error, before the lists' errors", "[robustness]") {
+  const Scratch scratch("kernel-bad");
+  const std::vector<std::string> expected{"TERMALIGN_TILE_KERNEL must be auto, eigen or openblas (got \"blas\")."};
+  check_stopped_at_once(check_rejected(scratch, AlignRun{}, 2, expected, "TERMALIGN_TILE_KERNEL=blas"));
+  // The kernel is chosen while the lists are read (beside the target list on 2 threads): its error still comes
+  // first when either list fails too.
+  for (const int list : {0, 1}) {
+    for (const char* threads : {"1", "2"}) {
+      INFO("missing " << (list == 0 ? "source" : "target") << " list, " << threads << " threads");
+      AlignRun missing_list;
+      (list == 0 ? missing_list.src_terms : missing_list.tgt_terms) = scratch.file("missing-terms.txt");
+      missing_list.extra = std::string("--refine-iterations 0 --threads ") + threads;
+      check_rejected(scratch, missing_list, 2, expected, "TERMALIGN_TILE_KERNEL=blas");
+    }
+  }
+}
+
 // --- Signals --------------------------------------------------------------------------------------------------
 
 TEST_CASE("robustness: SIGINT or SIGTERM half-way exits 130 and leaves the previous output", "[robustness]") {
