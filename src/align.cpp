@@ -568,8 +568,7 @@ Eigen::VectorXd candidate_scores(const CandidateSet& candidates, const AlignConf
   return scores;
 }
 
-std::vector<RankedPair> rank_candidates(const CandidateSet& candidates, const Eigen::VectorXd& scores,
-                                        int threads) {
+std::vector<RankedIndex> rank_candidate_indices(const CandidateSet& candidates, const Eigen::VectorXd& scores) {
   const CandidateEvidence& evidence = candidates.evidence;
   std::vector<std::size_t> order(evidence.size());
   std::iota(order.begin(), order.end(), 0);
@@ -582,22 +581,26 @@ std::vector<RankedPair> rank_candidates(const CandidateSet& candidates, const Ei
   // Without other evidence the scoring already returns its candidates in this order: one pass checks it.
   if (!std::is_sorted(order.begin(), order.end(), ranked_before))
     std::sort(order.begin(), order.end(), ranked_before);
-  if (candidates.per_source > 0) {
-    std::vector<std::size_t> kept_per_source(candidates.source_terms.size(), 0);
-    order.erase(std::remove_if(
-                    order.begin(), order.end(),
-                    [&](std::size_t i) { return ++kept_per_source[evidence.source[i]] > candidates.per_source; }),
-                order.end());
+  std::vector<RankedIndex> ranked;
+  ranked.reserve(std::min(order.size(), candidates.cap));
+  std::vector<std::size_t> kept_per_source(candidates.per_source > 0 ? candidates.source_terms.size() : 0, 0);
+  for (const std::size_t i : order) {
+    if (ranked.size() == candidates.cap) break;
+    if (candidates.per_source > 0 && ++kept_per_source[evidence.source[i]] > candidates.per_source) continue;
+    ranked.push_back({evidence.source[i], evidence.target[i], static_cast<float>(scores(static_cast<Eigen::Index>(i)))});
   }
-  if (order.size() > candidates.cap) order.resize(candidates.cap);
-  std::vector<RankedPair> ranked(order.size());
+  return ranked;
+}
+
+std::vector<RankedPair> rank_candidates(const CandidateSet& candidates, const Eigen::VectorXd& scores,
+                                        int threads) {
+  const std::vector<RankedIndex> indices = rank_candidate_indices(candidates, scores);
+  std::vector<RankedPair> ranked(indices.size());
   constexpr std::size_t kBlock = 16384;
-  parallel_for((order.size() + kBlock - 1) / kBlock, threads, [&](std::size_t block) {
-    for (std::size_t r = block * kBlock; r < std::min(order.size(), (block + 1) * kBlock); ++r) {
-      const std::size_t i = order[r];
-      ranked[r] = {candidates.source_terms.terms[evidence.source[i]],
-                   candidates.target_terms.terms[evidence.target[i]],
-                   static_cast<float>(scores(static_cast<Eigen::Index>(i)))};
+  parallel_for((indices.size() + kBlock - 1) / kBlock, threads, [&](std::size_t block) {
+    for (std::size_t r = block * kBlock; r < std::min(indices.size(), (block + 1) * kBlock); ++r) {
+      ranked[r] = {candidates.source_terms.terms[indices[r].source],
+                   candidates.target_terms.terms[indices[r].target], indices[r].score};
     }
   });
   return ranked;
@@ -625,14 +628,28 @@ AlignmentSummary run_align(const AlignConfig& config, const ProcessGroup& group)
     resolved_config = std::make_unique<AtomicFile>(resolved);
   }
   AlignmentSummary summary;
-  const auto pairs = align_terms(config, &summary, group);
+  CandidateSet candidates = generate_candidates(config, false, &summary, group);
   if (!group.is_root()) return summary;
-  submission->write(format_pairs(pairs, false, config.scoring.threads));
-  if (scores) scores->write(format_pairs(pairs, true, config.scoring.threads));
-  resolved_config->write(to_toml(config));
-  submission->commit();
-  if (scores) scores->commit();
-  resolved_config->commit();
+  // align_terms' list, formatted straight from the term lists (no pair's strings copied).
+  const int threads = config.scoring.threads;
+  const std::vector<RankedIndex> ranked = rank_candidate_indices(candidates, candidate_scores(candidates, config));
+  logger().info("ranked {} pairs (cap {})", ranked.size(), candidates.cap);
+  const std::vector<std::string>& sources = candidates.source_terms.terms;
+  const std::vector<std::string>& targets = candidates.target_terms.terms;
+  const std::string submission_text = format_ranked(ranked, sources, targets, false, threads);
+  const std::string scores_text = scores ? format_ranked(ranked, sources, targets, true, threads) : std::string();
+  // One thread writes while another frees the candidates (tens of thousands of strings and their indexes): the
+  // writing, which is the kernel's copying and fsync, is serial.
+  run_both(
+      [&] {
+        submission->write(submission_text);
+        if (scores) scores->write(scores_text);
+        resolved_config->write(to_toml(config));
+        submission->commit();
+        if (scores) scores->commit();
+        resolved_config->commit();
+      },
+      [&] { candidates = CandidateSet(); }, threads);
   logger().info("wrote {} and {}", config.output.out, resolved);
   return summary;
 }

@@ -2,6 +2,7 @@
 #include <catch2/catch.hpp>
 #include <cstdio>
 #include <filesystem>
+#include <map>
 #include <set>
 #include <string>
 #include <vector>
@@ -91,7 +92,8 @@ TEST_CASE("The output does not depend on threads or tile sizes", "[align]") {
 }
 
 TEST_CASE("Ranking and formatting many pairs give the serial result on any thread count", "[align]") {
-  // Past the blocks of 16384 pairs that rank_candidates and format_pairs share out, with tied scores.
+  // Past the blocks of 16384 pairs that rank_candidates and format_pairs share out, with tied scores; each source
+  // keeps at most 120 of its pairs (per_source).
   CandidateSet candidates;
   for (int i = 0; i < 300; ++i) candidates.source_terms.terms.push_back("source term " + std::to_string(i));
   for (int i = 0; i < 200; ++i) candidates.target_terms.terms.push_back("cible " + std::to_string(i));
@@ -103,8 +105,13 @@ TEST_CASE("Ranking and formatting many pairs give the serial result on any threa
     scores(i) = static_cast<double>((i * 37) % 1000) / 1000.0;
   }
   candidates.cap = 35000;
+  candidates.per_source = 120;
   const std::vector<RankedPair> serial = rank_candidates(candidates, scores, 1);
   REQUIRE(serial.size() == 35000);
+  std::map<std::string, int> per_source;
+  for (const RankedPair& pair : serial) ++per_source[pair.source];
+  CHECK(per_source.size() == 300);
+  for (const auto& [source, count] : per_source) CHECK(count <= 120);
   std::string expected, expected_scores;
   for (std::size_t i = 0; i < serial.size(); ++i) {
     if (i > 0) REQUIRE(serial[i - 1].score >= serial[i].score);
@@ -124,7 +131,15 @@ TEST_CASE("Ranking and formatting many pairs give the serial result on any threa
     }
     CHECK(format_pairs(ranked, false, threads) == expected);
     CHECK(format_pairs(ranked, true, threads) == expected_scores);
+    // The same list by the terms' places, formatted straight from the lists (what run_align writes).
+    const std::vector<termalign::RankedIndex> indices = termalign::rank_candidate_indices(candidates, scores);
+    REQUIRE(indices.size() == serial.size());
+    const auto& sources = candidates.source_terms.terms;
+    const auto& targets = candidates.target_terms.terms;
+    CHECK(format_ranked(indices, sources, targets, false, threads) == expected);
+    CHECK(format_ranked(indices, sources, targets, true, threads) == expected_scores);
   }
+  CHECK(format_ranked({}, {}, {}, true, 2).empty());
 }
 
 TEST_CASE("The resolved configuration alone reproduces the run; a saved mapping gives the same list", "[align]") {

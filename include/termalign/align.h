@@ -43,7 +43,9 @@ CandidateSet generate_candidates(const AlignConfig& config, bool full_evidence,
 Eigen::VectorXd candidate_scores(const CandidateSet& candidates, const AlignConfig& config);
 
 // Orders by score (ties by source id, then target id), keeps each source term's best `per_source` pairs and cuts
-// at the cap. The pairs' strings are copied on `threads` threads (0: OpenMP's default).
+// at the cap: the final list, by the terms' places in candidates.source_terms and target_terms.
+std::vector<RankedIndex> rank_candidate_indices(const CandidateSet& candidates, const Eigen::VectorXd& scores);
+// The same list with the terms' strings, copied on `threads` threads (0: OpenMP's default).
 std::vector<RankedPair> rank_candidates(const CandidateSet& candidates, const Eigen::VectorXd& scores,
                                         int threads = 1);
 
