@@ -28,7 +28,8 @@ bool centres(Normalization kind) {
 }
 bool unit_last(Normalization kind) { return kind == Normalization::unit_center_unit; }
 
-void normalize(RowVector& vector) {
+// Scales a vector (or a matrix row) to unit length; a zero vector stays zero.
+void normalize(Eigen::Ref<RowVector> vector) {
   const float norm = vector.norm();
   if (norm > 0) vector /= norm;
 }
@@ -181,10 +182,7 @@ void for_each_row(Matrix& vectors, int threads, const std::function<void(Eigen::
 }  // namespace
 
 void normalize_rows(Matrix& vectors, int threads) {
-  for_each_row(vectors, threads, [](Eigen::Ref<RowVector> row) {
-    const float norm = row.norm();
-    if (norm > 0) row /= norm;
-  });
+  for_each_row(vectors, threads, [](Eigen::Ref<RowVector> row) { normalize(row); });
 }
 
 void transform_rows(Matrix& rows, const Matrix& transform, int threads) {
@@ -210,22 +208,42 @@ void transform_rows(Matrix& rows, const Matrix& transform, int threads) {
     const Eigen::Index count = std::min(kBlock, rows.rows() - first);
     mapped.resize(count, transform.cols());
     mapped.noalias() = rows.middleRows(first, count) * transform;
-    for (Eigen::Index i = 0; i < count; ++i) {
-      const float norm = mapped.row(i).norm();
-      if (norm > 0) mapped.row(i) /= norm;
-    }
+    for (Eigen::Index i = 0; i < count; ++i) normalize(mapped.row(i));
     rows.middleRows(first, count) = mapped;
   });
 }
 
 void Normalizer::fit_apply(Matrix& vectors, int threads) {
   mean.resize(0);
-  if (unit_first(kind)) normalize_rows(vectors, threads);
-  if (centres(kind)) {
-    mean = vectors.rows() > 0 ? RowVector(vectors.colwise().mean()) : RowVector::Zero(vectors.cols());
-    for_each_row(vectors, threads, [this](Eigen::Ref<RowVector> row) { row -= mean; });
+  if (!centres(kind)) {
+    if (unit_first(kind) || unit_last(kind)) normalize_rows(vectors, threads);
+    return;
   }
-  if (unit_last(kind)) normalize_rows(vectors, threads);
+  // Two passes over the rows, both on the threads: the rows normalised (when the kind asks) and summed in double
+  // by fixed blocks, which are added in order, so the mean has the same bits for any thread count; then centred and
+  // normalised again.
+  constexpr Eigen::Index kBlock = 1024;
+  const Eigen::Index blocks = (vectors.rows() + kBlock - 1) / kBlock;
+  std::vector<Eigen::RowVectorXd> sums(static_cast<std::size_t>(blocks));
+  const bool normalise_first = unit_first(kind);
+  parallel_for(sums.size(), threads, [&](std::size_t block) {
+    Eigen::RowVectorXd& sum = sums[block];
+    sum = Eigen::RowVectorXd::Zero(vectors.cols());
+    const Eigen::Index first = static_cast<Eigen::Index>(block) * kBlock;
+    for (Eigen::Index i = first; i < std::min(first + kBlock, vectors.rows()); ++i) {
+      if (normalise_first) normalize(vectors.row(i));
+      sum += vectors.row(i).cast<double>();
+    }
+  });
+  Eigen::RowVectorXd total = Eigen::RowVectorXd::Zero(vectors.cols());
+  for (const Eigen::RowVectorXd& sum : sums) total += sum;
+  mean = vectors.rows() > 0 ? RowVector((total / static_cast<double>(vectors.rows())).cast<float>())
+                            : RowVector::Zero(vectors.cols());
+  const bool normalise_last = unit_last(kind);
+  for_each_row(vectors, threads, [&](Eigen::Ref<RowVector> row) {
+    row -= mean;
+    if (normalise_last) normalize(row);
+  });
 }
 
 void Normalizer::apply(RowVector& vector) const {
@@ -241,7 +259,7 @@ void Normalizer::apply_rows(Matrix& vectors, int threads) const {
   if (unit_first(kind)) normalize_rows(vectors, threads);
   if (centres(kind)) {
     TERMALIGN_CHECK(mean.size() == vectors.cols(), "normaliser applied before it was fitted");
-    vectors.rowwise() -= mean;
+    for_each_row(vectors, threads, [this](Eigen::Ref<RowVector> row) { row -= mean; });
   }
   if (unit_last(kind)) normalize_rows(vectors, threads);
 }

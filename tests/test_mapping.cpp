@@ -117,6 +117,40 @@ TEST_CASE("Normalisations and their reuse on new vectors", "[mapping]") {
   }
 }
 
+TEST_CASE("Centring over several row blocks: the brute-force mean, the same bits on any thread count", "[mapping]") {
+  // 2,600 rows: the mean is summed over fixed blocks of 1,024 rows (three blocks, one partial).
+  std::mt19937 generator(21);
+  Matrix vectors = random_matrix(2600, 37, generator);
+  vectors.array() += 0.5f;  // a mean far from zero
+  for (const Normalization kind : {Normalization::center, Normalization::unit_center_unit}) {
+    INFO("normalisation " << to_string(kind));
+    // Brute force in double: rows unit first (unit-center-unit), their mean, then centred (and unit again).
+    Eigen::MatrixXd expected = vectors.cast<double>();
+    if (kind == Normalization::unit_center_unit) expected.rowwise().normalize();
+    const Eigen::RowVectorXd expected_mean = expected.colwise().mean();
+    expected.rowwise() -= expected_mean;
+    if (kind == Normalization::unit_center_unit) expected.rowwise().normalize();
+    Normalizer first;
+    first.kind = kind;
+    Matrix fitted = vectors;
+    first.fit_apply(fitted, 1);
+    CHECK((first.mean.cast<double>() - expected_mean).cwiseAbs().maxCoeff() < 1e-6);
+    CHECK((fitted.cast<double>() - expected).cwiseAbs().maxCoeff() < 1e-5);
+    for (const int threads : {2, 3}) {
+      Normalizer again;
+      again.kind = kind;
+      Matrix copy = vectors;
+      again.fit_apply(copy, threads);
+      CHECK(again.mean == first.mean);
+      CHECK(copy == fitted);
+    }
+    // apply_rows with the fitted normaliser does the same to the vectors, on the threads.
+    Matrix applied = vectors;
+    first.apply_rows(applied, 2);
+    CHECK(applied == fitted);
+  }
+}
+
 TEST_CASE("A mapping saved and loaded back is the same", "[mapping]") {
   std::mt19937 generator(3);
   Mapping mapping;
