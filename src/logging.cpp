@@ -3,6 +3,8 @@
 #include <spdlog/sinks/stdout_color_sinks.h>
 #include <spdlog/spdlog.h>
 
+#include <atomic>
+#include <cstdint>
 #include <cstdlib>
 #include <mutex>
 
@@ -42,7 +44,14 @@ void set_log_prefix(const std::string& prefix) {
 
 namespace {
 std::mutex progress_mutex;
-}
+std::atomic<std::int64_t> default_progress_interval{5000};  // milliseconds
+}  // namespace
+
+std::chrono::milliseconds progress_interval() { return std::chrono::milliseconds(default_progress_interval.load()); }
+
+void set_progress_interval(std::chrono::milliseconds interval) { default_progress_interval = interval.count(); }
+
+Progress::Progress(std::string what, std::size_t total) : Progress(std::move(what), total, progress_interval()) {}
 
 Progress::Progress(std::string what, std::size_t total, std::chrono::milliseconds interval)
     : what_(std::move(what)), total_(total), interval_(interval), start_(std::chrono::steady_clock::now()),
@@ -55,8 +64,13 @@ void Progress::advance(std::size_t amount) {
   if (now - last_ < interval_) return;
   last_ = now;
   const double seconds = std::chrono::duration<double>(now - start_).count();
-  const double percent = total_ ? 100.0 * static_cast<double>(done_) / static_cast<double>(total_) : 100.0;
-  logger().info("{}: {}/{} ({:.0f}%, {:.1f} s)", what_, done_, total_, percent, seconds);
+  const double fraction = total_ ? static_cast<double>(done_) / static_cast<double>(total_) : 1.0;
+  if (done_ > 0 && done_ < total_) {
+    logger().info("{}: {}/{} ({:.0f}%, {:.1f} s, about {:.0f} s left)", what_, done_, total_, 100.0 * fraction,
+                  seconds, seconds * (1.0 - fraction) / fraction);
+  } else {
+    logger().info("{}: {}/{} ({:.0f}%, {:.1f} s)", what_, done_, total_, 100.0 * fraction, seconds);
+  }
 }
 
 void Progress::finish() {

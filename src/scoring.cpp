@@ -224,9 +224,10 @@ using TileVisitor = std::function<void(std::size_t, std::size_t, std::size_t, co
 // Walks the tiles of X[row_begin, row_end) Z^T (X: n1 x d, Z: n2 x d, both ranges non-empty): the row blocks are
 // shared out among `threads` threads and each thread computes its block's tiles in column order, one
 // single-threaded GEMM per tile (similarity_product) into its own buffer (allocated once per thread). first_row is
-// a row of X. No similarity value depends on the tiling, the thread count or the row range.
+// a row of X. No similarity value depends on the tiling, the thread count or the row range. A long walk logs its
+// progress in rows of X (Progress), named `what` ("CSLS one pass") and the sizes.
 void for_each_tile(const Matrix& X, std::size_t row_begin, std::size_t row_end, const Matrix& Z,
-                   const TileOptions& tiles, int threads, const TileVisitor& visit) {
+                   const TileOptions& tiles, int threads, const char* what, const TileVisitor& visit) {
   TERMALIGN_CHECK(X.cols() == Z.cols(), "both sides must have the same dimension");
   TERMALIGN_CHECK(row_begin <= row_end && row_end <= static_cast<std::size_t>(X.rows()), "rows within X");
   const std::size_t n1 = row_end - row_begin, n2 = static_cast<std::size_t>(Z.rows());
@@ -242,6 +243,8 @@ void for_each_tile(const Matrix& X, std::size_t row_begin, std::size_t row_end, 
   };
   std::vector<Workspace> workspaces(static_cast<std::size_t>(threads));
   SerialEigenProducts serial_products;
+  Progress progress(std::string(what) + ", rows of " + std::to_string(n1) + " x " + std::to_string(n2) + " terms",
+                    n1);
   parallel_for(starts.size() - 1, threads, [&](std::size_t block) {
     const std::size_t slot = static_cast<std::size_t>(current_thread()) % workspaces.size();
     Workspace& workspace = workspaces[slot];
@@ -266,7 +269,9 @@ void for_each_tile(const Matrix& X, std::size_t row_begin, std::size_t row_end, 
             Tile(workspace.similarities.data(), static_cast<Eigen::Index>(cols), static_cast<Eigen::Index>(rows),
                  Eigen::OuterStride<>(lhs_rows)));
     }
+    progress.advance(rows);
   });
+  progress.finish();
 }
 
 void check_tiles(const TileOptions& tiles) {
@@ -403,7 +408,7 @@ NeighbourhoodMeans scan_neighbourhoods(const Matrix& X, const Matrix& Z, int k, 
   SharedFloors column_floors(with_columns ? n2 : 0);
   if (row_end > row_begin && n2 > 0) {
     for_each_tile(
-        X, row_begin, row_end, Z, tiles, threads,
+        X, row_begin, row_end, Z, tiles, threads, with_columns ? "CSLS neighbourhoods" : "nearest neighbours",
         [&](std::size_t slot, std::size_t first_row, std::size_t first_col, const Tile& tile) {
           TopValues& columns = column_top[slot];
           const std::size_t first_slot = first_row - row_begin;
@@ -454,7 +459,7 @@ void scan_pools(const Matrix& X, std::size_t row_begin, std::size_t row_end, con
   SharedFloors column_floors(n2);
   if (row_end > row_begin) {
     for_each_tile(
-        X, row_begin, row_end, Z, tiles, threads,
+        X, row_begin, row_end, Z, tiles, threads, "CSLS one pass",
         [&](std::size_t slot, std::size_t first_row, std::size_t first_col, const Tile& tile) {
           TopValues& column_values = column_top[slot];
           const std::size_t first_slot = first_row - row_begin;
@@ -574,7 +579,7 @@ std::vector<Candidate> select_csls_candidates(const Matrix& X, const Matrix& Z, 
           }
         }
       };
-  if (row_end > row_begin) for_each_tile(X, row_begin, row_end, Z, tiles, threads, visit);
+  if (row_end > row_begin) for_each_tile(X, row_begin, row_end, Z, tiles, threads, "CSLS selection", visit);
 
   std::vector<Candidate> kept;
   const auto keep_real = [&](const TopCandidates& top, std::size_t slot, const TopCandidates* within) {

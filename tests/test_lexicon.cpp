@@ -1,5 +1,4 @@
 // Readers of term lists and pair files: what they keep, the errors (with file and line) and the warnings.
-#include <spdlog/sinks/ostream_sink.h>
 #include <sys/stat.h>
 
 #include <algorithm>
@@ -12,6 +11,7 @@
 #include <string>
 #include <thread>
 
+#include "captured_log.h"
 #include "termalign/error.h"
 #include "termalign/io.h"
 #include "termalign/lexicon.h"
@@ -30,32 +30,6 @@ std::string fixture(const std::string& name, const std::string& contents) {
   termalign::write_file_atomically(path, contents);
   return path;
 }
-
-// Collects what the library logs while it lives.
-class CapturedLog {
- public:
-  CapturedLog() : sink_(std::make_shared<spdlog::sinks::ostream_sink_mt>(stream_)) {
-    sink_->set_pattern("%l %v");
-    termalign::logger().sinks().push_back(sink_);
-  }
-  ~CapturedLog() {
-    auto& sinks = termalign::logger().sinks();
-    sinks.erase(std::remove(sinks.begin(), sinks.end(), sink_), sinks.end());
-  }
-  // Warning lines that contain `text`.
-  std::size_t warnings_with(const std::string& text) const {
-    std::istringstream lines(stream_.str());
-    std::size_t count = 0;
-    for (std::string line; std::getline(lines, line);) {
-      count += line.rfind("warning ", 0) == 0 && line.find(text) != std::string::npos ? 1 : 0;
-    }
-    return count;
-  }
-
- private:
-  std::ostringstream stream_;
-  std::shared_ptr<spdlog::sinks::ostream_sink_mt> sink_;
-};
 
 // `read` must throw an input error whose message starts with "path:line:" and contains `words`.
 void check_input_error(const std::function<void()>& read, const std::string& path, std::size_t line,

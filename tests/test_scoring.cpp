@@ -3,9 +3,12 @@
 #include <catch2/catch.hpp>
 #include <cmath>
 #include <random>
+#include <string>
 #include <vector>
 
+#include "captured_log.h"
 #include "termalign/error.h"
+#include "termalign/logging.h"
 #include "termalign/scoring.h"
 
 using termalign::Candidate;
@@ -339,6 +342,67 @@ TEST_CASE("GEMM-sized tiles: brute force, exact ties, bit-identical across tilin
     require_identical(means.source, first.source);
     require_identical(means.target, first.target);
     require_identical(termalign::select_csls_candidates(X, Z, means, selection, tiles), first_kept);
+  }
+}
+
+namespace {
+// Sets the default interval of progress lines while it lives.
+class ProgressInterval {
+ public:
+  explicit ProgressInterval(std::chrono::milliseconds interval) : previous_(termalign::progress_interval()) {
+    termalign::set_progress_interval(interval);
+  }
+  ~ProgressInterval() { termalign::set_progress_interval(previous_); }
+
+ private:
+  std::chrono::milliseconds previous_;
+};
+
+// The number before '/' in a progress line "what: done/total (...)".
+std::size_t rows_done(const std::string& line) {
+  const std::size_t colon = line.rfind(": ", line.find('/'));
+  return std::stoul(line.substr(colon + 2));
+}
+}  // namespace
+
+TEST_CASE("Progress lines: done of total, percent, elapsed and time left", "[scoring]") {
+  CapturedLog log;
+  termalign::Progress progress("counting", 4, std::chrono::milliseconds(0));
+  progress.advance();
+  progress.advance(3);
+  const auto lines = log.lines_with("info", "counting: ");
+  REQUIRE(lines.size() == 2);
+  CHECK_THAT(lines[0], Catch::StartsWith("counting: 1/4 (25%, ") && Catch::Contains(" s left)"));
+  CHECK_THAT(lines[1], Catch::StartsWith("counting: 4/4 (100%, ") && !Catch::Contains("left"));
+  // A long interval: nothing until it has passed.
+  termalign::Progress quiet("quiet", 10, std::chrono::hours(1));
+  quiet.advance(10);
+  CHECK(log.lines_with("info", "quiet").empty());
+}
+
+TEST_CASE("A scoring pass logs its progress in rows when it lasts", "[scoring]") {
+  const Matrix X = random_unit_rows(300, 16, 41), Z = random_unit_rows(257, 16, 42);
+  const SelectionOptions selection{5, 0, 0};
+  for (const int threads : {1, 2}) {
+    INFO(threads << " threads");
+    const TileOptions tiles{48, 96, threads};
+    {
+      // The default interval (5 s): this pass is too short to log.
+      CapturedLog log;
+      termalign::csls_select(X, Z, 3, selection, tiles);
+      CHECK(log.lines_with("info", "CSLS one pass").empty());
+    }
+    const ProgressInterval every_step(std::chrono::milliseconds(0));
+    CapturedLog log;
+    termalign::csls_select(X, Z, 3, selection, tiles);
+    // A line for each of the 7 row blocks of 48 rows (the last of 12), done rising to all 300 rows.
+    const auto lines = log.lines_with("info", "CSLS one pass, rows of 300 x 257 terms: ");
+    REQUIRE(lines.size() == 7);
+    for (std::size_t i = 1; i < lines.size(); ++i) CHECK(rows_done(lines[i]) > rows_done(lines[i - 1]));
+    CHECK_THAT(lines.back(), Catch::StartsWith("CSLS one pass, rows of 300 x 257 terms: 300/300 (100%"));
+    // The sampled floors pass before it (every 8th row: 38 rows) is named too.
+    CHECK_THAT(log.lines_with("info", "nearest neighbours, rows of 257 x 38 terms: ").back(),
+               Catch::Contains("257/257 (100%"));
   }
 }
 

@@ -19,10 +19,12 @@ void set_verbosity(int verbosity);
 // Starts every log line with "[prefix] " (the MPI rank, say); an empty prefix removes it.
 void set_log_prefix(const std::string& prefix);
 
-// Logs "what: done/total (pct%)" at info level at most once every `interval`, and a final line on finish().
+// Logs "what: done/total (pct%, elapsed s, about N s left)" at info level at most once every `interval` (by
+// default progress_interval()), and "what: done in S s" at debug level on finish().
 class Progress {
  public:
-  Progress(std::string what, std::size_t total, std::chrono::milliseconds interval = std::chrono::seconds(2));
+  Progress(std::string what, std::size_t total);
+  Progress(std::string what, std::size_t total, std::chrono::milliseconds interval);
   // Thread-safe; cheap when no line is due.
   void advance(std::size_t amount = 1);
   void finish();
@@ -35,5 +37,10 @@ class Progress {
   std::chrono::steady_clock::time_point start_, last_;
   bool finished_ = false;
 };
+
+// The interval between a Progress's lines when it is given none: 5 s, so that only long steps log their progress
+// (tests set 0: a line at every step).
+std::chrono::milliseconds progress_interval();
+void set_progress_interval(std::chrono::milliseconds interval);
 
 }  // namespace termalign
