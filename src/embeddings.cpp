@@ -288,10 +288,15 @@ Embeddings load_vec(const std::string& path, const LoadOptions& options) {
       }
     }
   };
+  Progress progress(path + ": rows read", total_rows);  // a line every few seconds while a large file loads
   parallel_for_alongside(
       chunks.size(), threads,
-      [&](std::size_t c) { parse_rows(chunks[c], header.dim, plausible ? &embeddings.vectors : nullptr); },
+      [&](std::size_t c) {
+        parse_rows(chunks[c], header.dim, plausible ? &embeddings.vectors : nullptr);
+        progress.advance(chunks[c].words.size());
+      },
       check_and_index_words);
+  progress.finish();
   for (const Chunk& chunk : chunks) keep_first(first_error, chunk.error.line, chunk.error.message);
   if (first_error.line > 0) throw_input_error(path, first_error.line, first_error.message);
   if (!plausible) {  // unreachable: some row is short; kept as a guard

@@ -1,9 +1,10 @@
-// Collects what the library logs while it lives: for tests of warnings and progress lines.
+// What the library logs, for tests of warnings and progress lines.
 #pragma once
 
 #include <spdlog/sinks/ostream_sink.h>
 
 #include <algorithm>
+#include <chrono>
 #include <memory>
 #include <sstream>
 #include <string>
@@ -11,6 +12,7 @@
 
 #include "termalign/logging.h"
 
+// Collects what the library logs while it lives.
 class CapturedLog {
  public:
   CapturedLog() : sink_(std::make_shared<spdlog::sinks::ostream_sink_mt>(stream_)) {
@@ -40,4 +42,18 @@ class CapturedLog {
  private:
   std::ostringstream stream_;
   std::shared_ptr<spdlog::sinks::ostream_sink_mt> sink_;
+};
+
+// Sets the default interval of progress lines (termalign::set_progress_interval) while it lives.
+class ProgressInterval {
+ public:
+  explicit ProgressInterval(std::chrono::milliseconds interval) : previous_(termalign::progress_interval()) {
+    termalign::set_progress_interval(interval);
+  }
+  ~ProgressInterval() { termalign::set_progress_interval(previous_); }
+  ProgressInterval(const ProgressInterval&) = delete;
+  ProgressInterval& operator=(const ProgressInterval&) = delete;
+
+ private:
+  std::chrono::milliseconds previous_;
 };

@@ -11,6 +11,7 @@
 #include <sstream>
 
 #include "../src/detail/float_field.h"
+#include "captured_log.h"
 #include "termalign/embeddings.h"
 #include "termalign/error.h"
 #include "termalign/parallel.h"
@@ -156,6 +157,20 @@ TEST_CASE("load_vec agrees with an iostream reference on the sample vectors", "[
   options.threads = 2;
   options.chunk_bytes = 64 * 1024;
   check_equals_reference(termalign::load_vec(path, options), reference, all);
+}
+
+TEST_CASE("load_vec logs its progress in rows while a file loads", "[embeddings]") {
+  const std::string path = std::string(TERMALIGN_SOURCE_DIR) + "/models/sample/en.vec";
+  const ProgressInterval every_step(std::chrono::milliseconds(0));
+  CapturedLog log;
+  LoadOptions options;
+  options.threads = 2;
+  options.chunk_bytes = 256 * 1024;
+  termalign::load_vec(path, options);
+  const auto lines = log.lines_with("info", path + ": rows read: ");
+  CHECK(lines.size() > 2);  // one per chunk of 256 KB
+  REQUIRE_FALSE(lines.empty());
+  CHECK_THAT(lines.back(), Catch::Contains("rows read: 4162/4162 (100%"));
 }
 
 TEST_CASE("load_vec keeps only the wanted words and the most frequent rows", "[embeddings]") {

@@ -346,18 +346,6 @@ TEST_CASE("GEMM-sized tiles: brute force, exact ties, bit-identical across tilin
 }
 
 namespace {
-// Sets the default interval of progress lines while it lives.
-class ProgressInterval {
- public:
-  explicit ProgressInterval(std::chrono::milliseconds interval) : previous_(termalign::progress_interval()) {
-    termalign::set_progress_interval(interval);
-  }
-  ~ProgressInterval() { termalign::set_progress_interval(previous_); }
-
- private:
-  std::chrono::milliseconds previous_;
-};
-
 // The number before '/' in a progress line "what: done/total (...)".
 std::size_t rows_done(const std::string& line) {
   const std::size_t colon = line.rfind(": ", line.find('/'));
