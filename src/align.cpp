@@ -375,8 +375,8 @@ CandidateSet generate_candidates(const AlignConfig& config, bool full_evidence, 
   std::exception_ptr seed_error;  // reported after the term lists' errors
   std::exception_ptr kernel_error;  // a malformed TERMALIGN_TILE_KERNEL: a usage error, before the lists' errors
   // Each language's list (and the seed lexicon), then the words each side may look up, both sides at once. The
-  // similarity kernel is chosen beside the target list, the shorter side (its check of OpenBLAS's rounding takes a
-  // few ms).
+  // similarity kernel (whose check of OpenBLAS's rounding takes a few ms) is chosen beside the target list, which
+  // has no seed lexicon to read.
   try {
     run_both(
         [&] {
@@ -414,9 +414,14 @@ CandidateSet generate_candidates(const AlignConfig& config, bool full_evidence, 
     seed_targets.push_back(target);
   }
   LoadOptions source_options, target_options;
-  run_both([&] { source_options = side_options({&source_terms.terms, &seed_sources}, config); },
-           [&] { target_options = side_options({&target_terms.terms, &seed_targets}, config); },
-           config.scoring.threads);
+  run_both(
+      [&] {
+        source_options = side_options({&source_terms.terms, &seed_sources}, config);
+      },
+      [&] {
+        target_options = side_options({&target_terms.terms, &seed_targets}, config);
+      },
+      config.scoring.threads);
 
   Embeddings source, target;
   load_pair(config.input.src_vectors, config.input.tgt_vectors, source_options, target_options, source, target);
@@ -587,7 +592,8 @@ std::vector<RankedIndex> rank_candidate_indices(const CandidateSet& candidates, 
   for (const std::size_t i : order) {
     if (ranked.size() == candidates.cap) break;
     if (candidates.per_source > 0 && ++kept_per_source[evidence.source[i]] > candidates.per_source) continue;
-    ranked.push_back({evidence.source[i], evidence.target[i], static_cast<float>(scores(static_cast<Eigen::Index>(i)))});
+    ranked.push_back(
+        {evidence.source[i], evidence.target[i], static_cast<float>(scores(static_cast<Eigen::Index>(i)))});
   }
   return ranked;
 }

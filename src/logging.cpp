@@ -47,7 +47,9 @@ std::mutex progress_mutex;
 std::atomic<std::int64_t> default_progress_interval{5000};  // milliseconds
 }  // namespace
 
-std::chrono::milliseconds progress_interval() { return std::chrono::milliseconds(default_progress_interval.load()); }
+std::chrono::milliseconds progress_interval() {
+  return std::chrono::milliseconds(default_progress_interval.load());
+}
 
 void set_progress_interval(std::chrono::milliseconds interval) { default_progress_interval = interval.count(); }
 

@@ -220,8 +220,8 @@ void Normalizer::fit_apply(Matrix& vectors, int threads) {
     return;
   }
   // Two passes over the rows, both on the threads: the rows normalised (when the kind asks) and summed in double
-  // by fixed blocks, which are added in order, so the mean has the same bits for any thread count; then centred and
-  // normalised again.
+  // by fixed blocks, which are added in order, so the mean has the same bits for any thread count; then centred
+  // and normalised again.
   constexpr Eigen::Index kBlock = 1024;
   const Eigen::Index blocks = (vectors.rows() + kBlock - 1) / kBlock;
   std::vector<Eigen::RowVectorXd> sums(static_cast<std::size_t>(blocks));

@@ -30,10 +30,10 @@ extern "C" int blas_thread_shutdown_(void) __attribute__((weak));
 namespace termalign {
 namespace {
 
+using detail::RowPools;
+using detail::SharedBounds;
 using detail::TopCandidates;
 using detail::TopValues;
-using detail::RowPools;
-using detail::SharedFloors;
 
 // std::sort by RanksBefore, a strict total order (so the same result), with the halves sorted on two threads and
 // then merged: about half the time for the 200,000 candidates of 20k x 20k terms.
@@ -405,7 +405,7 @@ NeighbourhoodMeans scan_neighbourhoods(const Matrix& X, const Matrix& Z, int k, 
   const int threads = resolve_threads(tiles.threads);
   PerSlot<TopValues> column_top(static_cast<std::size_t>(threads),
                                 [&] { return TopValues(n2, column_k, lowest); });
-  SharedFloors column_floors(with_columns ? n2 : 0);
+  SharedBounds shared_bounds(with_columns ? n2 : 0);
   if (row_end > row_begin && n2 > 0) {
     for_each_tile(
         X, row_begin, row_end, Z, tiles, threads, with_columns ? "CSLS neighbourhoods" : "nearest neighbours",
@@ -416,13 +416,14 @@ NeighbourhoodMeans scan_neighbourhoods(const Matrix& X, const Matrix& Z, int k, 
           for (Eigen::Index j = 0; j < tile.rows(); ++j) {
             const std::size_t column = first_col + static_cast<std::size_t>(j);
             const float* similarities = tile.row(j).data();
-            const float floor = with_columns ? column_floors.floor(column) : lowest;
+            const float shared_bound = with_columns ? shared_bounds.bound(column) : lowest;
             for (Eigen::Index chunk = 0; chunk < tile.cols(); chunk += kChunk) {
               const Eigen::Index end = std::min(chunk + kChunk, tile.cols());
               const float* values = similarities + chunk;
               const Eigen::Index count = end - chunk;
               const std::uint32_t to_rows = reaching(values, count, row_bounds + chunk);
-              const std::uint32_t to_column = reaching(values, count, std::max(columns.bounds()[column], floor));
+              const std::uint32_t to_column =
+                  reaching(values, count, std::max(columns.bounds()[column], shared_bound));
               if ((to_rows | to_column) == 0) continue;
               for_each_bit(to_rows, [&](Eigen::Index t) {
                 row_top.offer(first_slot + static_cast<std::size_t>(chunk + t), values[t]);
@@ -430,7 +431,7 @@ NeighbourhoodMeans scan_neighbourhoods(const Matrix& X, const Matrix& Z, int k, 
               // The column's bound rises with each value it keeps; offer() checks each against the current one.
               for_each_bit(to_column, [&](Eigen::Index t) { columns.offer(column, values[t]); });
             }
-            if (with_columns) column_floors.raise(column, columns.bounds()[column]);
+            if (with_columns) shared_bounds.raise(column, columns.bounds()[column]);
           }
         });
   }
@@ -456,7 +457,7 @@ void scan_pools(const Matrix& X, std::size_t row_begin, std::size_t row_end, con
   PerSlot<TopValues> column_top(static_cast<std::size_t>(threads), [&] {
     return TopValues(n2, column_k, -std::numeric_limits<float>::infinity());
   });
-  SharedFloors column_floors(n2);
+  SharedBounds shared_bounds(n2);
   if (row_end > row_begin) {
     for_each_tile(
         X, row_begin, row_end, Z, tiles, threads, "CSLS one pass",
@@ -470,14 +471,14 @@ void scan_pools(const Matrix& X, std::size_t row_begin, std::size_t row_end, con
             const std::size_t column = first_col + static_cast<std::size_t>(j);
             const float* similarities = tile.row(j).data();
             const float floor = floors[static_cast<Eigen::Index>(column)];
-            const float column_floor = column_floors.floor(column);
+            const float shared_bound = shared_bounds.bound(column);
             for (Eigen::Index chunk = 0; chunk < tile.cols(); chunk += kChunk) {
               const Eigen::Index count = std::min(kChunk, tile.cols() - chunk);
               const float* values = similarities + chunk;
               for (Eigen::Index t = 0; t < count; ++t) keys[t] = 2.0f * values[t] - floor;
               const std::uint32_t to_rows = reaching(values, count, row_bounds + chunk);
               const std::uint32_t to_column =
-                  reaching(values, count, std::max(column_values.bounds()[column], column_floor));
+                  reaching(values, count, std::max(column_values.bounds()[column], shared_bound));
               // >=: an equal key may still rank before the pool's threshold by its indices; offer() decides.
               const std::uint32_t to_pool = reaching(keys, count, pool_bounds + chunk);
               if ((to_rows | to_column | to_pool) == 0) continue;
@@ -490,7 +491,7 @@ void scan_pools(const Matrix& X, std::size_t row_begin, std::size_t row_end, con
                            static_cast<std::uint32_t>(column));
               });
             }
-            column_floors.raise(column, column_values.bounds()[column]);
+            shared_bounds.raise(column, column_values.bounds()[column]);
           }
         });
   }

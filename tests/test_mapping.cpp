@@ -117,7 +117,8 @@ TEST_CASE("Normalisations and their reuse on new vectors", "[mapping]") {
   }
 }
 
-TEST_CASE("Centring over several row blocks: the brute-force mean, the same bits on any thread count", "[mapping]") {
+TEST_CASE("Centring over several row blocks: the brute-force mean, the same bits on any thread count",
+          "[mapping]") {
   // 2,600 rows: the mean is summed over fixed blocks of 1,024 rows (three blocks, one partial).
   std::mt19937 generator(21);
   Matrix vectors = random_matrix(2600, 37, generator);

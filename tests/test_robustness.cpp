@@ -582,7 +582,8 @@ TEST_CASE("robustness: a malformed TERMALIGN_MAX_MEMORY_MB is a usage error", "[
   }
 }
 
-TEST_CASE("robustness: a malformed TERMALIGN_TILE_KERNEL is a usage error, before the lists' errors", "[robustness]") {
+TEST_CASE("robustness: a malformed TERMALIGN_TILE_KERNEL is a usage error, before the lists' errors",
+          "[robustness]") {
   const Scratch scratch("kernel-bad");
   const std::vector<std::string> expected{"TERMALIGN_TILE_KERNEL must be auto, eigen or openblas (got \"blas\")."};
   check_stopped_at_once(check_rejected(scratch, AlignRun{}, 2, expected, "TERMALIGN_TILE_KERNEL=blas"));

@@ -10,7 +10,7 @@
 
 using termalign::Candidate;
 using termalign::detail::RowPools;
-using termalign::detail::SharedFloors;
+using termalign::detail::SharedBounds;
 using termalign::detail::TopValues;
 
 namespace {
@@ -64,15 +64,15 @@ TEST_CASE("TopValues keeps each slot's largest values, sorted, whatever the orde
   CHECK(none.bounds()[1] == std::numeric_limits<float>::infinity());
 }
 
-TEST_CASE("SharedFloors: lists that skip what is below the shared floor merge to the same values", "[scoring]") {
+TEST_CASE("SharedBounds: lists that skip what is below the shared bound merge to the same values", "[scoring]") {
   // Three threads' lists for the same slot take turns, as the scoring's threads do with a column's values: each
-  // offers only what reaches the larger of its own bound and the shared floor, then raises the floor to its
-  // bound. Merged, they keep what one list offered everything keeps, and the floor saves offers.
+  // offers only what reaches the larger of its own bound and the shared bound, then raises the shared bound to its
+  // own. Merged, they keep what one list offered everything keeps, and the shared bound saves offers.
   constexpr float lowest = -std::numeric_limits<float>::infinity();
   for (const std::size_t capacity : {1, 3, 10}) {
     for (const unsigned seed : {6u, 7u, 8u, 9u}) {
       INFO("capacity " << capacity << ", seed " << seed);
-      // Tied values, and distinct ones (where a floor set any higher would lose values).
+      // Tied values, and distinct ones (where a shared bound set any higher would lose values).
       std::vector<float> values = tied_values(600, seed);
       if (seed > 7) {
         std::mt19937 generator(seed);
@@ -80,30 +80,30 @@ TEST_CASE("SharedFloors: lists that skip what is below the shared floor merge to
         for (float& value : values) value = normal(generator);
       }
       std::vector<TopValues> lists(3, TopValues(1, capacity, lowest));
-      SharedFloors floors(1);
-      std::size_t skipped_by_floor = 0;
+      SharedBounds shared(1);
+      std::size_t skipped_by_shared = 0;
       for (std::size_t i = 0; i < values.size(); ++i) {
         TopValues& list = lists[(i / 7) % lists.size()];  // runs of 7 values, as tiles give a thread runs
-        const float own = list.bounds()[0], floor = floors.floor(0);
-        if (values[i] >= std::max(own, floor)) {
+        const float own = list.bounds()[0];
+        if (values[i] >= std::max(own, shared.bound(0))) {
           list.offer(0, values[i]);
-          floors.raise(0, list.bounds()[0]);
+          shared.raise(0, list.bounds()[0]);
         } else if (values[i] > own) {
-          ++skipped_by_floor;  // its own list would have taken it
+          ++skipped_by_shared;  // its own list would have taken it
         }
       }
-      CHECK(skipped_by_floor > 0);
+      CHECK(skipped_by_shared > 0);
       TopValues merged(1, capacity, lowest);
       for (const TopValues& list : lists) merged.merge(list);
       CHECK(std::vector<float>(merged.begin(0), merged.end(0)) == largest(values, capacity));
     }
   }
-  // A floor only rises.
-  SharedFloors floors(2);
-  floors.raise(1, 0.5f);
-  floors.raise(1, 0.25f);
-  CHECK(floors.floor(1) == 0.5f);
-  CHECK(floors.floor(0) == -std::numeric_limits<float>::infinity());
+  // A shared bound only rises.
+  SharedBounds shared(2);
+  shared.raise(1, 0.5f);
+  shared.raise(1, 0.25f);
+  CHECK(shared.bound(1) == 0.5f);
+  CHECK(shared.bound(0) == -std::numeric_limits<float>::infinity());
 }
 
 TEST_CASE("RowPools keeps each row's best targets in ranks_before order, whatever the order", "[scoring]") {

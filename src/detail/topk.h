@@ -146,27 +146,27 @@ class TopValues {
 
 using TopCandidates = BoundedHeaps<Candidate, RanksBefore>;
 
-// Floors that the threads' own TopValues for the same slots share: each thread raises a slot's floor to its own
-// list's bound, and every thread may skip values below the floor. A list's bound is its smallest kept value, so
-// once one thread's list for a slot is full, the slot's `capacity` largest values over all threads are all at or
-// above that bound, and a value below it cannot be among them: the merged lists keep the same values as without
-// floors, while each thread's lists fill at the pace of all rows seen, not only its own. Relaxed atomics: a floor
-// that another thread reads late is smaller, so still a floor.
-class SharedFloors {
+// Bounds that the threads' own TopValues for the same slots share: each thread raises a slot's shared bound to its
+// own list's bound, and every thread may skip values below the shared bound. A list's bound is its smallest kept
+// value, so once one thread's list for a slot is full, the slot's `capacity` largest values over all threads are
+// all at or above that bound, and a value below it cannot be among them: the merged lists keep the same values as
+// without sharing, while each thread's lists fill at the pace of all rows seen, not only its own. Relaxed atomics:
+// a shared bound that another thread reads late is smaller, so still a valid bound.
+class SharedBounds {
  public:
-  explicit SharedFloors(std::size_t slots) : floors_(new std::atomic<float>[slots]) {
+  explicit SharedBounds(std::size_t slots) : bounds_(new std::atomic<float>[slots]) {
     for (std::size_t slot = 0; slot < slots; ++slot)
-      floors_[slot].store(-std::numeric_limits<float>::infinity(), std::memory_order_relaxed);
+      bounds_[slot].store(-std::numeric_limits<float>::infinity(), std::memory_order_relaxed);
   }
 
-  float floor(std::size_t slot) const { return floors_[slot].load(std::memory_order_relaxed); }
-  // Raises the slot's floor to `bound`, the bound of one thread's list for it, when that is higher.
+  float bound(std::size_t slot) const { return bounds_[slot].load(std::memory_order_relaxed); }
+  // Raises the slot's shared bound to `bound`, the bound of one thread's list for it, when that is higher.
   void raise(std::size_t slot, float bound) {
-    if (bound > floor(slot)) floors_[slot].store(bound, std::memory_order_relaxed);
+    if (bound > this->bound(slot)) bounds_[slot].store(bound, std::memory_order_relaxed);
   }
 
  private:
-  std::unique_ptr<std::atomic<float>[]> floors_;
+  std::unique_ptr<std::atomic<float>[]> bounds_;
 };
 
 // The CSLS pools of csls_select: for each source row (slot), its best `capacity` targets by a float key (key
