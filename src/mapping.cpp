@@ -215,8 +215,8 @@ void transform_rows(Matrix& rows, const Matrix& transform, int threads) {
 
 void Normalizer::fit_apply(Matrix& vectors, int threads) {
   mean.resize(0);
-  if (!centres(kind)) {
-    if (unit_first(kind) || unit_last(kind)) normalize_rows(vectors, threads);
+  if (!centres(kind)) {  // unit or none: the rows as apply() leaves them
+    apply_rows(vectors, threads);
     return;
   }
   // Two passes over the rows, both on the threads: the rows normalised (when the kind asks) and summed in double
@@ -246,7 +246,7 @@ void Normalizer::fit_apply(Matrix& vectors, int threads) {
   });
 }
 
-void Normalizer::apply(RowVector& vector) const {
+void Normalizer::apply(Eigen::Ref<RowVector> vector) const {
   if (unit_first(kind)) normalize(vector);
   if (centres(kind)) {
     TERMALIGN_CHECK(mean.size() == vector.size(), "normaliser applied before it was fitted");
@@ -256,12 +256,8 @@ void Normalizer::apply(RowVector& vector) const {
 }
 
 void Normalizer::apply_rows(Matrix& vectors, int threads) const {
-  if (unit_first(kind)) normalize_rows(vectors, threads);
-  if (centres(kind)) {
-    TERMALIGN_CHECK(mean.size() == vectors.cols(), "normaliser applied before it was fitted");
-    for_each_row(vectors, threads, [this](Eigen::Ref<RowVector> row) { row -= mean; });
-  }
-  if (unit_last(kind)) normalize_rows(vectors, threads);
+  TERMALIGN_CHECK(!centres(kind) || mean.size() == vectors.cols(), "normaliser applied before it was fitted");
+  for_each_row(vectors, threads, [this](Eigen::Ref<RowVector> row) { apply(row); });  // one pass over the rows
 }
 
 Matrix procrustes(const Matrix& source, const Matrix& target) {

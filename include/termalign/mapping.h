@@ -21,8 +21,8 @@ struct Normalizer {
   // Fits on `vectors` (n x d) and normalises them in place, blocks of rows on `threads` threads (0: OpenMP's
   // default; the result does not depend on it).
   void fit_apply(Matrix& vectors, int threads = 0);
-  // Applies the fitted steps to one vector, or to every row of a matrix.
-  void apply(RowVector& vector) const;
+  // Applies the fitted steps to one vector (or a matrix row), or to every row of a matrix.
+  void apply(Eigen::Ref<RowVector> vector) const;
   void apply_rows(Matrix& vectors, int threads = 0) const;
 };
 
