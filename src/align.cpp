@@ -598,9 +598,11 @@ std::vector<RankedIndex> rank_candidate_indices(const CandidateSet& candidates, 
   return ranked;
 }
 
-std::vector<RankedPair> rank_candidates(const CandidateSet& candidates, const Eigen::VectorXd& scores,
-                                        int threads) {
-  const std::vector<RankedIndex> indices = rank_candidate_indices(candidates, scores);
+namespace {
+
+// The ranked pairs' strings, copied on `threads` threads.
+std::vector<RankedPair> ranked_pairs(const CandidateSet& candidates, const std::vector<RankedIndex>& indices,
+                                     int threads) {
   std::vector<RankedPair> ranked(indices.size());
   constexpr std::size_t kBlock = 16384;
   parallel_for((indices.size() + kBlock - 1) / kBlock, threads, [&](std::size_t block) {
@@ -612,13 +614,25 @@ std::vector<RankedPair> rank_candidates(const CandidateSet& candidates, const Ei
   return ranked;
 }
 
+// The final list of align_terms and run_align: the candidates by their final scores.
+std::vector<RankedIndex> final_ranking(const CandidateSet& candidates, const AlignConfig& config) {
+  std::vector<RankedIndex> ranked = rank_candidate_indices(candidates, candidate_scores(candidates, config));
+  logger().info("ranked {} pairs (cap {})", ranked.size(), candidates.cap);
+  return ranked;
+}
+
+}  // namespace
+
+std::vector<RankedPair> rank_candidates(const CandidateSet& candidates, const Eigen::VectorXd& scores,
+                                        int threads) {
+  return ranked_pairs(candidates, rank_candidate_indices(candidates, scores), threads);
+}
+
 std::vector<RankedPair> align_terms(const AlignConfig& config, AlignmentSummary* summary,
                                     const ProcessGroup& group) {
   const CandidateSet candidates = generate_candidates(config, false, summary, group);
   if (!group.is_root()) return {};
-  const auto ranked = rank_candidates(candidates, candidate_scores(candidates, config), config.scoring.threads);
-  logger().info("ranked {} pairs (cap {})", ranked.size(), candidates.cap);
-  return ranked;
+  return ranked_pairs(candidates, final_ranking(candidates, config), config.scoring.threads);
 }
 
 AlignmentSummary run_align(const AlignConfig& config, const ProcessGroup& group) {
@@ -638,8 +652,7 @@ AlignmentSummary run_align(const AlignConfig& config, const ProcessGroup& group)
   if (!group.is_root()) return summary;
   // align_terms' list, formatted straight from the term lists (no pair's strings copied).
   const int threads = config.scoring.threads;
-  const std::vector<RankedIndex> ranked = rank_candidate_indices(candidates, candidate_scores(candidates, config));
-  logger().info("ranked {} pairs (cap {})", ranked.size(), candidates.cap);
+  const std::vector<RankedIndex> ranked = final_ranking(candidates, config);
   const std::vector<std::string>& sources = candidates.source_terms.terms;
   const std::vector<std::string>& targets = candidates.target_terms.terms;
   const std::string submission_text = format_ranked(ranked, sources, targets, false, threads);

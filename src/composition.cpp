@@ -185,10 +185,6 @@ bool may_be_compound(const std::string& word) {
   return false;
 }
 
-}  // namespace
-
-namespace {
-
 // Calls add(word) for every form composing the lists' terms may look up: each word and its lower-cased form
 // (computed only when it can differ: lists are mostly lower case), its compound pieces, and the joined token of a
 // multi-word term. A word comes as often as it occurs.
