@@ -12,6 +12,11 @@ writes into DIR (created if needed):
   terms-en-fr.txt       the gold: one pair per gold source term (--gold-fraction of D1);
   seed-en-fr.txt        --seed-pairs word translation pairs among the 20000 most frequent words.
 
+With --row-order shuffled, the rows of each .vec are written in an order of their own (a seeded permutation per
+language) instead of by frequency: the first rows of the two files are then not translations of each other, as
+with vectors not sorted by frequency or corpora of different domains (the words, vectors, terms and seed are the
+same as with the default order, `frequency`).
+
 The model: English word i has a Gaussian vector e_i plus a direction shared by all words (real embeddings are not
 centred); its translation is French word i, with vector e_i R + noise (R a random rotation, the noise of
 --noise times the signal's scale). A term's translation is its words' translations, in reverse order for two
@@ -71,8 +76,13 @@ def format_values(values):
     return fields.reshape(values.shape[0], -1)
 
 
-def write_vec(path, names, vector_chunks, dim):
-    """Streams the rows given chunk by chunk (float32, n x dim each) into a fastText .vec file."""
+def write_vec(path, names, vector_chunks, dim, order=None):
+    """Streams the rows given chunk by chunk (float32, n x dim each) into a fastText .vec file; with `order` (a
+    permutation of the rows), row order[i] of the vectors is written i-th (all rows are then held at once)."""
+    if order is not None:
+        everything = np.concatenate(list(vector_chunks))[order]
+        names = [names[i] for i in order]
+        vector_chunks = (everything[first:first + ROWS_PER_CHUNK] for first in range(0, len(names), ROWS_PER_CHUNK))
     with open(path + ".partial", "wb") as handle:
         handle.write(f"{len(names)} {dim}\n".encode())
         first = 0
@@ -163,6 +173,9 @@ def parse_arguments(argv):
                         help="noise of the French vectors relative to the signal (default 4.0: the baseline's "
                              "AP is about 0.6 at 4000 x 8000 terms)")
     parser.add_argument("--no-vectors", action="store_true", help="write the lists only (vectors already there)")
+    parser.add_argument("--row-order", choices=("frequency", "shuffled"), default="frequency",
+                        help="rows of the .vec files: most frequent first (default), or each file in an unrelated "
+                             "order of its own")
     arguments = parser.parse_args(argv)
     if arguments.words < 2 or arguments.dim < 1:
         parser.error("--words must be at least 2 and --dim at least 1.")
@@ -186,9 +199,12 @@ def main(argv):
     english, french = word_names(arguments.words, "en"), word_names(arguments.words, "fr")
 
     if not arguments.no_vectors:
-        for language, names in (("en", english), ("fr", french)):
+        for index, (language, names) in enumerate((("en", english), ("fr", french))):
             chunks = vector_chunks(arguments.seed, arguments.words, arguments.dim, arguments.noise, language)
-            write_vec(path(f"{language}.vec"), names, chunks, arguments.dim)
+            order = None
+            if arguments.row_order == "shuffled":
+                order = np.random.default_rng([arguments.seed, 5, index]).permutation(arguments.words)
+            write_vec(path(f"{language}.vec"), names, chunks, arguments.dim, order)
             log(f"wrote {language}.vec: {arguments.words} x {arguments.dim} "
                 f"({time.perf_counter() - started:.1f} s)")
 

@@ -13,7 +13,13 @@
 #      whitening, refinement or orthography), not the richer default configuration;
 #   c. 1 versus 2 threads (scoring kernel at n = 10k, align at 20k x 20k);
 #   d. the large run: 130k x 290k terms (--large full, about 45 TFLOP) or, by default, the proportional subset
-#      130k x 29k (--large subset; a tenth of the flops, same source side).
+#      130k x 29k (--large subset; a tenth of the flops, same source side);
+#   e. the default configuration (what every user runs: multi-step mapping, checked refinement, orthography)
+#      beside the plain method, at 20k x 20k (alternating with the plain runs) and in the large run: time, peak
+#      memory and AP against the synthetic gold.
+# The synthetic .vec files have their rows in unrelated orders (generate_synthetic.py --row-order shuffled): the
+# first rows of the two files are not translations of each other, the case where an unchecked self-learning
+# refinement drifts.
 # --summarise only rewrites the table from the raw results of the last run (kept in WORK/results).
 # Writes the full tables to --out (bench/RESULTS.md) and the summary table into the README, between its
 # "run_benchmarks.sh: begin/end" markers (--readme; by default README.md, or none when --out is given).
@@ -123,25 +129,30 @@ done
 REPEATS=3
 ALIGN_REPEATS=7
 
-# align with /usr/bin/time -v: align DATA NAME THREADS [RUN] (RUN numbers the timing file)
+# align with /usr/bin/time -v: align DATA NAME THREADS [RUN [METHOD]] (RUN numbers the timing file; METHOD is
+# plain, the default, or default: the library's default configuration)
 run_align() {
-  local data=$1 name=$2 threads=$3 run=${4:-1}
+  local data=$1 name=$2 threads=$3 run=${4:-1} method=${5:-plain}
+  local method_flags=("${BASELINE[@]}")
+  [[ $method == default ]] && method_flags=()
   /usr/bin/time -v -o "$RESULTS/$name.time.$run" "$TERMALIGN" align --src-vectors "$data/en.vec" \
     --tgt-vectors "$data/fr.vec" --seed "$data/seed-en-fr.txt" --src-terms "$data/terms-en.txt" \
-    --tgt-terms "$data/terms-fr.txt" --out "$data/$name.tsv" --threads "$threads" "${BASELINE[@]}" \
+    --tgt-terms "$data/terms-fr.txt" --out "$data/$name.tsv" --threads "$threads" "${method_flags[@]}" \
     "${tile_flags[@]}" 2>"$RESULTS/$name.log"
   "$TERMALIGN" evaluate --gold "$data/terms-en-fr.txt" --pred "$data/$name.tsv" --src-terms "$data/terms-en.txt" \
     --tgt-terms "$data/terms-fr.txt" --json >"$RESULTS/$name.eval.json"
 }
 
-D20=$WORK/data-20k
-step "b. generating 20k x 20k terms (30000 words per language, d = 300) in $D20"
+D20=$WORK/data-20k-shuffled
+step "b. generating 20k x 20k terms (30000 words per language, d = 300, rows shuffled) in $D20"
 "$PY" "$ROOT/bench/generate_synthetic.py" --out "$D20" --src-terms 20000 --tgt-terms 20000 --words 30000 \
-  --dim 300 --seed 1 2>"$RESULTS/generate-20k.log"
-step "b, c. termalign align 20k x 20k, 2 threads and 1 thread, alternating, $ALIGN_REPEATS runs each"
-rm -f "$RESULTS"/align-20k-*.time.*
+  --dim 300 --seed 1 --row-order shuffled 2>"$RESULTS/generate-20k.log"
+step "b, c, e. termalign align 20k x 20k: plain method on 2 threads and 1 thread, default configuration on 2" \
+  "threads, alternating, $ALIGN_REPEATS runs each"
+rm -f "$RESULTS"/align-20k-*.time.* "$RESULTS"/default-20k-*.time.*
 for run in $(seq "$ALIGN_REPEATS"); do
   run_align "$D20" align-20k-2 2 "$run"
+  run_align "$D20" default-20k-2 2 "$run" default
   run_align "$D20" align-20k-1 1 "$run"
 done
 # The NumPy reference with align's default normalisation.
@@ -161,12 +172,14 @@ step "b. faiss exact top-10 both directions, 20000 x 20000, 2 threads"
 if [[ $LARGE != skip ]]; then
   n2=290000
   [[ $LARGE == subset ]] && n2=29000
-  DL=$WORK/data-130k-$n2
-  step "d. generating 130000 x $n2 terms (100000 words per language) in $DL"
+  DL=$WORK/data-130k-$n2-shuffled
+  step "d. generating 130000 x $n2 terms (100000 words per language, rows shuffled) in $DL"
   "$PY" "$ROOT/bench/generate_synthetic.py" --out "$DL" --src-terms 130000 --tgt-terms $n2 --words 100000 \
-    --dim 300 --seed 2 --gold-fraction 0.1 2>"$RESULTS/generate-large.log"
-  step "d. termalign align 130000 x $n2, 2 threads"
+    --dim 300 --seed 2 --gold-fraction 0.1 --row-order shuffled 2>"$RESULTS/generate-large.log"
+  step "d. termalign align 130000 x $n2, 2 threads: the plain method"
   run_align "$DL" align-large 2
+  step "e. termalign align 130000 x $n2, 2 threads: the default configuration"
+  run_align "$DL" default-large 2 1 default
 fi
 echo "load_end=$(cut -d' ' -f1-3 /proc/loadavg)" >>"$RESULTS/machine.txt"
 fi
@@ -280,6 +293,23 @@ if machine["large"] != "skip":
         lines += ["", "A proportional subset (a tenth of the target side, so a tenth of the scoring flops); the full "
                   "130k x 290k run takes about ten times the scoring part of this wall time (`--large full`)."]
 
+default20 = timed("default-20k-2")
+default_large = timed("default-large") if large is not None else None
+lines += ["", "## e. The default configuration beside the plain method, 2 threads", "",
+          "The default is what `termalign align` runs without options (multi-step mapping, self-learning refinement "
+          "checked on held-out seed pairs, orthographic evidence and candidates); the plain method is the NumPy "
+          f"reference's. 20k: fastest of {runs('default-20k-2')} runs each, alternating.", "",
+          "| terms | method | wall (s) | peak RSS (MiB) | AP | time / plain |", "|---|---|---|---|---|---|",
+          f"| 20000 x 20000 | plain | {align2[0]:.2f} | {align2[1]:.0f} | {ap('align-20k-2'):.4f} | 1 |",
+          f"| 20000 x 20000 | default | {default20[0]:.2f} | {default20[1]:.0f} | {ap('default-20k-2'):.4f} | "
+          f"{default20[0] / align2[0]:.2f}x |",
+          f"| 20000 x 20000 | NumPy reference | {numpy[0]:.2f} | {numpy[1]:.0f} | {ap('numpy-20k'):.4f} | "
+          f"{numpy[0] / align2[0]:.2f}x |"]
+if large is not None:
+    lines += [f"| 130000 x {n2} | plain | {large[0]:.1f} | {large[1]:.0f} | {ap('align-large'):.4f} | 1 |",
+              f"| 130000 x {n2} | default | {default_large[0]:.1f} | {default_large[1]:.0f} | "
+              f"{ap('default-large'):.4f} | {default_large[0] / large[0]:.2f}x |"]
+
 met = lambda ok: "met" if ok else "**not met**"
 worst_ratio = min(ratios.values())
 lines += ["", "## Targets", "", "| target | measured | |", "|---|---|---|",
@@ -296,6 +326,16 @@ if large is not None:
     lines.append(f"| 130k x 290k completes with peak memory < 2 GB | {large[1]:.0f} MiB "
                  f"({'full run' if machine['large'] == 'full' else '130k x 29k subset'}) | "
                  f"{met(large[1] < 2048) if machine['large'] == 'full' else 'subset only'} |")
+lines += [f"| default AP >= plain AP (rows in unrelated orders), 20k | {ap('default-20k-2'):.4f} vs "
+          f"{ap('align-20k-2'):.4f} | {met(ap('default-20k-2') >= ap('align-20k-2'))} |",
+          f"| default time <= 1.5x plain, 20k | {default20[0] / align2[0]:.2f}x | "
+          f"{met(default20[0] <= 1.5 * align2[0])} |"]
+if large is not None:
+    lines += [f"| default AP >= plain AP, 130k x {n2 // 1000}k | {ap('default-large'):.4f} vs {ap('align-large'):.4f} | "
+              f"{met(ap('default-large') >= ap('align-large'))} |",
+              f"| default time <= 1.3x plain and peak < 1 GiB, 130k x {n2 // 1000}k | "
+              f"{default_large[0] / large[0]:.2f}x, {default_large[1]:.0f} MiB | "
+              f"{met(default_large[0] <= 1.3 * large[0] and default_large[1] < 1024)} |"]
 open(out, "w").write("\n".join(lines) + "\n")
 print("\n".join(lines))
 
@@ -321,8 +361,16 @@ if readme != "none":
              f"| 1 vs 2 threads: two passes n = 10k; one pass; `align` 20k | {kernel1 / kernel2:.2f}x; "
              f"{fused1 / fused2:.2f}x; {align1[0] / align2[0]:.2f}x ({align1[0]:.2f} s / {align2[0]:.2f} s) | GEMM with "
              f"the same tiles: {gemm1 / gemm2:.2f}x |"]
+    block.append(f"| default configuration, 20k x 20k: wall / peak memory / AP (plain method: {align2[0]:.2f} s, "
+                 f"AP {ap('align-20k-2'):.4f}) | {default20[0]:.2f} s / {default20[1]:.0f} MiB / AP "
+                 f"{ap('default-20k-2'):.4f} ({default20[0] / align2[0]:.2f}x the plain time) | NumPy AP "
+                 f"{ap('numpy-20k'):.4f} |")
     if large is not None:
-        block.append(f"| `align` 130k x {n2 // 1000}k terms | {large[0]:.1f} s, {large[1]:.0f} MiB peak | |")
+        block.append(f"| `align` 130k x {n2 // 1000}k terms, plain method | {large[0]:.1f} s, {large[1]:.0f} MiB peak, "
+                     f"AP {ap('align-large'):.4f} | |")
+        block.append(f"| `align` 130k x {n2 // 1000}k terms, default configuration | {default_large[0]:.1f} s, "
+                     f"{default_large[1]:.0f} MiB peak, AP {ap('default-large'):.4f} ({default_large[0] / large[0]:.2f}x "
+                     "the plain time) | |")
     begin, end = "<!-- run_benchmarks.sh: begin -->", "<!-- run_benchmarks.sh: end -->"
     text = open(readme).read()
     if begin in text and end in text:

@@ -42,6 +42,7 @@ void visit_options(Config& config, Visitor&& visit) {
   visit("mapping", "dim_reduction", config.mapping.dim_reduction);
   visit("mapping", "refine_iterations", config.mapping.refine_iterations);
   visit("mapping", "refine_words", config.mapping.refine_words);
+  visit("mapping", "refine_validation", config.mapping.refine_validation);
   visit("composition", "lowercase_fallback", config.composition.lowercase_fallback);
   visit("composition", "split_compounds", config.composition.split_compounds);
   visit("composition", "subword_oov", config.composition.subword_oov);
@@ -157,6 +158,9 @@ void AlignConfig::validate() const {
   require(mapping.src_reweight >= 0 && mapping.tgt_reweight >= 0, "Re-weighting powers cannot be negative.");
   require(mapping.refine_iterations == 0 || mapping.refine_words >= 1,
           "Self-learning refinement needs refine_words of at least 1.");
+  require(mapping.refine_validation >= 0 && mapping.refine_validation < 1,
+          "refine_validation is the share of seed words held out, from 0 (unchecked) to below 1 (got " +
+              std::to_string(mapping.refine_validation) + ").");
   require(orthography.weight >= 0, "The orthographic weight cannot be negative.");
   require(input.src_corpus_vectors.empty() == input.tgt_corpus_vectors.empty(),
           "Corpus vectors are combined for both languages or neither: give both --src-corpus-vectors and "

@@ -365,6 +365,56 @@ TEST_CASE("Self-learning refinement recovers a noisy rotation from a poor seed",
   CHECK(after > ceiling - 0.02);
 }
 
+TEST_CASE("Refinement that would drift is stopped and keeps the seed map's quality", "[mapping]") {
+  // Translations of the seed words and of the test words, but the first rows of the two vocabularies (where the
+  // refinement seeks its dictionary) are unrelated words: a dictionary induced among them is noise.
+  std::mt19937 generator(23);
+  const Eigen::Index d = 100, seed_words = 200, test_words = 300, unrelated = 1000;
+  const Matrix R = random_orthogonal(d, generator);
+  const auto translate = [&](const Matrix& source) {
+    Matrix target = source * R + 1.5f * random_matrix(source.rows(), d, generator) / std::sqrt(float(d));
+    normalize_rows(target);
+    return target;
+  };
+  Matrix Xs = random_matrix(seed_words, d, generator), test = random_matrix(test_words, d, generator);
+  normalize_rows(Xs);
+  normalize_rows(test);
+  const Matrix Zt = translate(Xs), test_target = translate(test);
+  Matrix source_first = random_matrix(unrelated, d, generator),
+         target_first = random_matrix(unrelated, d, generator);
+  normalize_rows(source_first);
+  normalize_rows(target_first);
+  Matrix source_vocabulary(unrelated + test_words, d), target_vocabulary(unrelated + test_words, d);
+  source_vocabulary << source_first, test;
+  target_vocabulary << target_first, test_target;
+  std::vector<Eigen::Index> target_of(static_cast<std::size_t>(test_words));  // retrieved among all target words
+  for (Eigen::Index i = 0; i < test_words; ++i) target_of[static_cast<std::size_t>(i)] = unrelated + i;
+
+  MappingOptions options;  // the default: multi-step mapping, 3 checked iterations
+  options.refine_words = static_cast<std::size_t>(unrelated);
+  MappingOptions seed_only = options;
+  seed_only.refine_iterations = 0;
+  MappingOptions unchecked = options;
+  unchecked.refine_validation = 0;
+  const auto accuracy = [&](const MappingOptions& fit) {
+    return nearest_neighbour_accuracy(
+        test, target_vocabulary, fit_mapping(Xs, Zt, source_vocabulary, target_vocabulary, fit, 2), target_of);
+  };
+  const double seed_map = accuracy(seed_only), checked = accuracy(options), drifted = accuracy(unchecked);
+  CAPTURE(seed_map, checked, drifted);
+  // Without the check the noise dictionary drags the map down; with it the seed map's quality stays.
+  CHECK(drifted < seed_map - 0.1);
+  CHECK(checked >= seed_map - 0.01);
+  // With real pairs among the first rows the check lets the refinement run: the map is not the seed map's.
+  Matrix aligned_target = target_vocabulary;
+  aligned_target.topRows(unrelated) = translate(source_first);
+  const Mapping refined = fit_mapping(Xs, Zt, source_vocabulary, aligned_target, options, 2);
+  const Mapping seed_fit = fit_mapping(Xs, Zt, source_vocabulary, aligned_target, seed_only, 2);
+  CHECK(!refined.source_transform.isApprox(seed_fit.source_transform, 1e-4f));
+  CHECK(nearest_neighbour_accuracy(test, aligned_target, refined, target_of) >=
+        nearest_neighbour_accuracy(test, aligned_target, seed_fit, target_of) - 0.01);
+}
+
 TEST_CASE("Seed products: the brute-force double products, the same bits on any thread count", "[mapping]") {
   std::mt19937 generator(21);
   // 2,600 pairs: three parts of the fixed split (1,024 rows), the last one partial, each of several blocks.

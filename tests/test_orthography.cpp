@@ -32,43 +32,94 @@ TEST_CASE("Dice similarity of n-gram profiles by hand", "[orthography]") {
   CHECK(ngram_similarity(ngram_profile("ab"), ngram_profile("abc")) == Approx(0.5));
 }
 
-TEST_CASE("orthographic_neighbours equals a brute-force search", "[orthography]") {
-  std::mt19937 generator(11);
-  const std::string letters = "abcde";
-  auto random_word = [&] {
-    std::string word;
-    const int length = 2 + static_cast<int>(generator() % 6);
-    for (int i = 0; i < length; ++i) word += letters[generator() % letters.size()];
-    return word;
-  };
-  std::vector<std::string> sources(30), targets(45);
-  for (auto& word : sources) word = random_word();
-  for (auto& word : targets) word = random_word();
-  const auto source_profiles = ngram_profiles(sources, true, 2);
-  const auto target_profiles = ngram_profiles(targets, true, 2);
-  const std::size_t m = 4;
-  const double minimum = 0.2;
-  const auto matches = orthographic_neighbours(source_profiles, target_profiles, m, minimum, 2);
+namespace {
+// The top-m of every source by brute force: similarity at least `minimum`, ties by target index.
+std::vector<OrthographicMatch> brute_force_neighbours(const std::vector<NgramProfile>& sources,
+                                                      const std::vector<NgramProfile>& targets, std::size_t m,
+                                                      double minimum) {
   std::vector<OrthographicMatch> expected;
   for (std::uint32_t s = 0; s < sources.size(); ++s) {
     std::vector<OrthographicMatch> row;
     for (std::uint32_t t = 0; t < targets.size(); ++t) {
-      const double similarity = ngram_similarity(source_profiles[s], target_profiles[t]);
-      // Pairs sharing no trigram are invisible to the index; with minimum 0.2 they may still qualify by bigrams.
-      bool shares_trigram = false;
-      for (auto hash : source_profiles[s])
-        if ((hash & 1u) && std::binary_search(target_profiles[t].begin(), target_profiles[t].end(), hash))
-          shares_trigram = true;
-      if (similarity >= minimum && shares_trigram) row.push_back({s, t, static_cast<float>(similarity)});
+      const auto similarity = static_cast<float>(ngram_similarity(sources[s], targets[t]));
+      if (similarity >= minimum) row.push_back({s, t, similarity});
     }
     std::stable_sort(row.begin(), row.end(), [](const auto& a, const auto& b) { return a.similarity > b.similarity; });
     if (row.size() > m) row.resize(m);
     expected.insert(expected.end(), row.begin(), row.end());
   }
-  REQUIRE(matches.size() == expected.size());
-  for (std::size_t i = 0; i < matches.size(); ++i) {
-    CHECK(matches[i].source == expected[i].source);
-    CHECK(matches[i].target == expected[i].target);
-    CHECK(matches[i].similarity == expected[i].similarity);
+  return expected;
+}
+
+// Words of a few letters: many shared bigrams and trigrams, many equal sizes and tied similarities.
+std::vector<std::string> random_words(std::size_t count, std::mt19937& generator) {
+  const std::string letters = "abcde";
+  std::vector<std::string> words(count);
+  for (auto& word : words) {
+    const int length = 2 + static_cast<int>(generator() % 9);
+    for (int i = 0; i < length; ++i) word += letters[generator() % letters.size()];
+    if (generator() % 4 == 0) word += ' ' + word.substr(0, 1 + generator() % word.size());  // multi-word terms
   }
+  return words;
+}
+}  // namespace
+
+TEST_CASE("orthographic_neighbours equals a brute-force top-m", "[orthography]") {
+  std::mt19937 generator(11);
+  const auto source_profiles = ngram_profiles(random_words(300, generator), true, 2);
+  const auto target_profiles = ngram_profiles(random_words(700, generator), true, 2);
+  for (const std::size_t m : {std::size_t{1}, std::size_t{4}, std::size_t{25}}) {
+    for (const double minimum : {0.0, 0.2, 0.5}) {
+      for (const int threads : {1, 2}) {
+        CAPTURE(m, minimum, threads);
+        // A bound above any source's postings: the search must be exact.
+        const auto matches =
+            orthographic_neighbours(source_profiles, target_profiles, m, minimum, threads, std::size_t{1} << 40);
+        const auto expected = brute_force_neighbours(source_profiles, target_profiles, m, minimum);
+        REQUIRE(matches.size() == expected.size());
+        std::size_t differences = 0;
+        for (std::size_t i = 0; i < matches.size(); ++i) {
+          differences += matches[i].source != expected[i].source || matches[i].target != expected[i].target ||
+                         matches[i].similarity != expected[i].similarity;
+        }
+        CHECK(differences == 0);
+      }
+    }
+  }
+}
+
+TEST_CASE("orthographic_neighbours under a small work bound keeps true similarities, best first",
+          "[orthography]") {
+  std::mt19937 generator(12);
+  const auto source_profiles = ngram_profiles(random_words(200, generator), true, 2);
+  const auto target_profiles = ngram_profiles(random_words(3000, generator), true, 2);
+  const std::size_t m = 5;
+  const auto bounded = orthographic_neighbours(source_profiles, target_profiles, m, 0.3, 2, 500);
+  const auto exact = brute_force_neighbours(source_profiles, target_profiles, m, 0.3);
+  // Each match's similarity is the true one, each source's list is ordered and no longer than m, and a bounded
+  // source's best is never above the exact best.
+  std::vector<float> exact_best(source_profiles.size(), -1), bounded_best(source_profiles.size(), -1);
+  for (const auto& match : exact) exact_best[match.source] = std::max(exact_best[match.source], match.similarity);
+  std::vector<std::size_t> per_source(source_profiles.size(), 0);
+  std::size_t wrong = 0;
+  for (std::size_t i = 0; i < bounded.size(); ++i) {
+    const auto& match = bounded[i];
+    wrong += match.similarity !=
+             static_cast<float>(ngram_similarity(source_profiles[match.source], target_profiles[match.target]));
+    wrong += match.similarity < 0.3f || ++per_source[match.source] > m;
+    if (i > 0 && bounded[i - 1].source == match.source) wrong += bounded[i - 1].similarity < match.similarity;
+    if (i > 0) wrong += bounded[i - 1].source > match.source;
+    bounded_best[match.source] = std::max(bounded_best[match.source], match.similarity);
+  }
+  CHECK(wrong == 0);
+  std::size_t above = 0, found_best = 0;
+  for (std::size_t s = 0; s < source_profiles.size(); ++s) {
+    above += bounded_best[s] > exact_best[s];
+    found_best += bounded_best[s] == exact_best[s];
+  }
+  CHECK(above == 0);
+  // The rarest n-grams come first, so the bound still finds most sources' closest spelling.
+  CHECK(found_best > source_profiles.size() * 8 / 10);
+  // And it is a bound: the exact search reads more.
+  CHECK(bounded.size() <= exact.size());
 }

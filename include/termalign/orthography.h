@@ -14,6 +14,7 @@ namespace termalign {
 std::string latin_spelling(const std::string& term, bool transliterate = true);
 
 // The character bigrams and trigrams of a spelling (with boundary marks), hashed and sorted: a term's profile.
+// The lowest bit of a hash tells trigrams (1) from bigrams (0), so the two never share a value.
 using NgramProfile = std::vector<std::uint32_t>;
 NgramProfile ngram_profile(const std::string& spelling);
 
@@ -31,11 +32,18 @@ struct OrthographicMatch {
   float similarity = 0;
 };
 
-// For each source profile, the m target profiles of highest similarity (at least `minimum`), found through an
-// inverted index of trigrams, so the cost follows shared trigrams rather than |sources| x |targets| (trigrams held
-// by more than max(1000, |targets| / 50) targets are not looked up). Ties are broken by target index. Result ordered by source, then similarity descending.
+// The work bound of orthographic_neighbours: postings counted per source term.
+constexpr std::size_t kOrthographicBudget = 16384;
+
+// For each source profile, the m target profiles of highest similarity (at least `minimum`); ties are broken by
+// target index. A top-m search over an inverted index of the targets' n-grams: the rarest n-grams first, only
+// targets whose profile size can still reach the m-th best similarity found, and a stop when no unread target can
+// reach it, so the result equals the brute-force top-m. The work per source term is bounded: at most `budget`
+// postings are read, and a source term that reaches the bound keeps the best targets among those read (logged).
+// Parallel over the source terms, with a progress line. Result ordered by source, then similarity descending.
 std::vector<OrthographicMatch> orthographic_neighbours(const std::vector<NgramProfile>& sources,
                                                        const std::vector<NgramProfile>& targets, std::size_t m,
-                                                       double minimum = 0.3, int threads = 0);
+                                                       double minimum = 0.3, int threads = 0,
+                                                       std::size_t budget = kOrthographicBudget);
 
 }  // namespace termalign

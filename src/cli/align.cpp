@@ -112,6 +112,10 @@ std::shared_ptr<AlignOptions> AlignOptions::add(CLI::App* command, bool with_out
       command, "--refine-words", "Refinement: frequent words per side among which the dictionary is induced",
       [](AlignConfig & c) -> auto& { return c.mapping.refine_words; });
   a.option(
+      command, "--refine-validation",
+      "Refinement: share of seed words held out; an iteration that retrieves fewer of them stops it (0 = off)",
+      [](AlignConfig & c) -> auto& { return c.mapping.refine_validation; });
+  a.option(
       command, "--orthographic-weight", "Add this weight x orthographic similarity to the score (0 = off)",
       [](AlignConfig & c) -> auto& { return c.orthography.weight; });
   a.option(
