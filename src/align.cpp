@@ -5,6 +5,7 @@
 #include <cmath>
 #include <exception>
 #include <functional>
+#include <limits>
 #include <memory>
 #include <numeric>
 #include <unordered_map>
@@ -14,6 +15,7 @@
 #include "termalign/distributed.h"
 #include "termalign/embeddings.h"
 #include "termalign/error.h"
+#include "termalign/explain.h"
 #include "termalign/io.h"
 #include "termalign/lexicon.h"
 #include "termalign/logging.h"
@@ -21,7 +23,9 @@
 #include "termalign/orthography.h"
 #include "termalign/parallel.h"
 #include "termalign/resources.h"
+#include "termalign/sanity.h"
 #include "termalign/scoring.h"
+#include "termalign/seed.h"
 
 namespace termalign {
 
@@ -122,6 +126,7 @@ std::function<void()> fit_seed_transforms(const PairList& seed, const AlignConfi
   usable = seed_matrices(seed, source, target, mapping, threads, Xs, Zt);
   logger().info("{} of {} seed pairs have both sides in {} and {}", usable, seed.pairs.size(), source.path,
                 target.path);
+  warn_if_low_seed_coverage(seed.path, usable, seed.pairs.size(), source.path, target.path);
   if (usable < config.mapping.min_seed_pairs) {
     throw_input_error(config.input.seed, 0,
                       "only " + std::to_string(usable) + " of " + std::to_string(seed.pairs.size()) +
@@ -359,6 +364,45 @@ void add_word_alignment(const TermList& source_terms, const TermList& target_ter
   });
 }
 
+// The inputs checked against the loaded vectors (sanity.h); with `--seed identical`, the seed made from them.
+void check_inputs_against_vectors(const AlignConfig& config, bool fit, const TermList& source_terms,
+                                  const TermList& target_terms, const Embeddings& source, const Embeddings& target,
+                                  PairList& seed) {
+  if (fit && config.input.seed == kIdenticalSeed) {
+    seed = identical_seed(source, target);
+  } else if (fit) {
+    check_seed_against_vectors(seed, source, target, config.input.allow_reversed);
+  }
+  check_terms_against_vectors(source_terms, target_terms, source, target);
+}
+
+// Both loaded vocabularies in the shared space (normalised, mapped), as PREFIX.src.vec and PREFIX.tgt.vec.
+void save_mapped_vectors(const std::string& prefix, const Embeddings& source, const Embeddings& target,
+                         const Mapping& mapping, int threads) {
+  AtomicFile source_file(prefix + ".src.vec"), target_file(prefix + ".tgt.vec");
+  source_file.write(format_vec(source.words, source.vectors * mapping.source_transform, threads));
+  target_file.write(format_vec(target.words, target.vectors * mapping.target_transform, threads));
+  source_file.commit();
+  target_file.commit();
+  logger().info("wrote the mapped vectors {}.src.vec ({} words) and {}.tgt.vec ({} words)", prefix, source.size(),
+                prefix, target.size());
+}
+
+// r_T and r_S of every usable term, by its place in its list (NaN for a term without a vector), for --explain.
+void keep_neighbourhood_means(const ComposedTerms& X, const ComposedTerms& Z, const NeighbourhoodMeans& means,
+                              CandidateSet& result) {
+  const auto by_term = [](const ComposedTerms& composed, const Eigen::VectorXf& row_means, std::size_t terms) {
+    std::vector<float> values(terms, std::numeric_limits<float>::quiet_NaN());
+    for (std::size_t row = 0; row < composed.term_ids.size() && row < static_cast<std::size_t>(row_means.size());
+         ++row) {
+      values[composed.term_ids[row]] = row_means(static_cast<Eigen::Index>(row));
+    }
+    return values;
+  };
+  result.source_means = by_term(X, means.source, result.source_terms.size());
+  result.target_means = by_term(Z, means.target, result.target_terms.size());
+}
+
 }  // namespace
 
 CandidateSet generate_candidates(const AlignConfig& config, bool full_evidence, AlignmentSummary* summary,
@@ -382,7 +426,9 @@ CandidateSet generate_candidates(const AlignConfig& config, bool full_evidence, 
         [&] {
           result.source_terms = read_term_list(config.input.src_terms);
           try {
-            if (fit) seed = read_pairs(config.input.seed, PairFileKind::seed_lexicon);
+            if (fit && config.input.seed != kIdenticalSeed) {
+              seed = read_pairs(config.input.seed, PairFileKind::seed_lexicon);
+            }
           } catch (...) {
             seed_error = std::current_exception();
           }
@@ -425,6 +471,7 @@ CandidateSet generate_candidates(const AlignConfig& config, bool full_evidence, 
 
   Embeddings source, target;
   load_pair(config.input.src_vectors, config.input.tgt_vectors, source_options, target_options, source, target);
+  check_inputs_against_vectors(config, fit, source_terms, target_terms, source, target, seed);
 
   Mapping mapping;
   std::function<void()> finish_fit;
@@ -451,6 +498,9 @@ CandidateSet generate_candidates(const AlignConfig& config, bool full_evidence, 
   ComposedTerms X, Z;
   compose_mapped(source_terms, source_composer, target_terms, target_composer, mapping, finish_fit, config, X, Z);
   if (fit && !config.output.save_mapping.empty()) save_mapping(config.output.save_mapping, mapping);
+  if (!config.output.save_mapped_vectors.empty()) {
+    save_mapped_vectors(config.output.save_mapped_vectors, source, target, mapping, threads);
+  }
   if (!config.input.src_corpus_vectors.empty()) {
     // The corpus-trained vectors: their own normalisation and mapping from the same seed, then side by side.
     Embeddings corpus_source, corpus_target;
@@ -538,6 +588,7 @@ CandidateSet generate_candidates(const AlignConfig& config, bool full_evidence, 
     result.evidence = {};
     return result;
   }
+  keep_neighbourhood_means(X, Z, means, result);
 
   CandidateEvidence& evidence = result.evidence;
   for (const Candidate& candidate : candidates) {
@@ -640,11 +691,12 @@ AlignmentSummary run_align(const AlignConfig& config, const ProcessGroup& group)
   // Every output is written to its temporary file first and renamed only when all are complete, so a failure
   // (a full disk, an interruption) leaves every previous output as it was. The temporary files are created before
   // any work, so an output folder that is missing or cannot be written stops the run at once, not at its end.
-  std::unique_ptr<AtomicFile> submission, scores, resolved_config;
+  std::unique_ptr<AtomicFile> submission, scores, resolved_config, explanation;
   const std::string resolved = config.output.out + ".config.toml";
   if (group.is_root()) {  // only rank 0 writes
     submission = std::make_unique<AtomicFile>(config.output.out);
     if (!config.output.scores.empty()) scores = std::make_unique<AtomicFile>(config.output.scores);
+    if (!config.output.explain.empty()) explanation = std::make_unique<AtomicFile>(config.output.explain);
     resolved_config = std::make_unique<AtomicFile>(resolved);
   }
   AlignmentSummary summary;
@@ -657,15 +709,19 @@ AlignmentSummary run_align(const AlignConfig& config, const ProcessGroup& group)
   const std::vector<std::string>& targets = candidates.target_terms.terms;
   const std::string submission_text = format_ranked(ranked, sources, targets, false, threads);
   const std::string scores_text = scores ? format_ranked(ranked, sources, targets, true, threads) : std::string();
+  const std::string explanation_text =
+      explanation ? format_explanation(candidates, ranked, config) : std::string();
   // One thread writes while another frees the candidates (tens of thousands of strings and their indexes): the
   // writing, which is the kernel's copying and fsync, is serial.
   run_both(
       [&] {
         submission->write(submission_text);
         if (scores) scores->write(scores_text);
+        if (explanation) explanation->write(explanation_text);
         resolved_config->write(to_toml(config));
         submission->commit();
         if (scores) scores->commit();
+        if (explanation) explanation->commit();
         resolved_config->commit();
       },
       [&] { candidates = CandidateSet(); }, threads);

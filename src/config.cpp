@@ -1,5 +1,6 @@
 #include "termalign/config.h"
 
+#include <spdlog/fmt/fmt.h>
 #include <toml++/toml.h>
 
 #include <cstdint>
@@ -29,10 +30,15 @@ void visit_options(Config& config, Visitor&& visit) {
   visit("input", "src_corpus_vectors", config.input.src_corpus_vectors);
   visit("input", "tgt_corpus_vectors", config.input.tgt_corpus_vectors);
   visit("input", "corpus_weight", config.input.corpus_weight);
+  visit("input", "allow_reversed", config.input.allow_reversed);
+  visit("input", "data_dir", config.input.data_dir);
+  visit("input", "pair", config.input.pair);
   visit("output", "out", config.output.out);
   visit("output", "scores", config.output.scores);
   visit("output", "save_mapping", config.output.save_mapping);
   visit("output", "mapping", config.output.mapping);
+  visit("output", "save_mapped_vectors", config.output.save_mapped_vectors);
+  visit("output", "explain", config.output.explain);
   visit("mapping", "normalization", config.mapping.normalization);
   visit("mapping", "min_seed_pairs", config.mapping.min_seed_pairs);
   visit("mapping", "whiten", config.mapping.whiten);
@@ -62,8 +68,19 @@ void visit_options(Config& config, Visitor&& visit) {
   visit("orthography", "candidates", config.orthography.candidates);
 }
 
-bool is_path_option(const std::string& section, const std::string& key) {
-  return section == "input" ? key != "most_frequent" && key != "corpus_weight" : section == "output";
+// A file or folder name, relative to the configuration file that gives it (the seed's "identical" is a keyword).
+bool is_path_option(const std::string& section, const std::string& key, const std::string& value) {
+  if (section == "input" && key == "seed" && value == kIdenticalSeed) return false;
+  return section == "input" ? key != "most_frequent" && key != "corpus_weight" && key != "pair"
+                            : section == "output";
+}
+
+// A float as typed: the shortest text that reads back to the same double (0.1, not 0.10000000000000001), with a
+// decimal point so that TOML reads it as a float.
+std::string toml_float(double value) {
+  std::string text = fmt::format("{}", value);
+  if (text.find_first_of(".eEn") == std::string::npos) text += ".0";
+  return text;
 }
 
 template <class Enum>
@@ -217,7 +234,7 @@ void apply_table(const toml::table& table, const std::string& path, AlignConfig&
       const std::string value = node->as_string()->get();
       if constexpr (std::is_same_v<Field, std::string>) {
         field = value;
-        if (is_path_option(section, key) && !value.empty() && std::filesystem::path(value).is_relative()) {
+        if (is_path_option(section, key, value) && !value.empty() && std::filesystem::path(value).is_relative()) {
           field = (base / value).lexically_normal().string();  // relative to the configuration file
         }
       } else {
@@ -246,6 +263,39 @@ void apply_table(const toml::table& table, const std::string& path, AlignConfig&
 
 }  // namespace
 
+std::string resolve_dataset(AlignConfig& config) {
+  InputOptions& input = config.input;
+  if (input.data_dir.empty()) {
+    if (!input.pair.empty()) throw_usage_error("--pair names the language pair of a --data-dir: give both.");
+    return {};
+  }
+  const auto dash = input.pair.find('-');
+  if (dash == std::string::npos || dash == 0 || dash + 1 == input.pair.size() ||
+      input.pair.find('-', dash + 1) != std::string::npos) {
+    throw_usage_error("--data-dir needs the language pair of its files as --pair l1-l2, e.g. en-fr (got '" +
+                      input.pair + "').");
+  }
+  const std::string l1 = input.pair.substr(0, dash), l2 = input.pair.substr(dash + 1);
+  const std::filesystem::path dir(input.data_dir);
+  if (!std::filesystem::is_directory(dir)) throw_input_error(input.data_dir, 0, "is not a folder (--data-dir)");
+  const auto take = [&](std::string& field, const std::string& name) {
+    if (!field.empty()) return;
+    const std::filesystem::path file = dir / name;
+    if (!std::filesystem::exists(file)) {
+      throw_input_error(input.data_dir, 0,
+                        "the dataset folder has no " + name + " (a BUCC dataset holds terms-" + l1 +
+                            ".txt, terms-" + l2 + ".txt and seed-" + l1 + "-" + l2 +
+                            ".txt); give that input with its own option.");
+    }
+    field = file.lexically_normal().string();
+  };
+  take(input.src_terms, "terms-" + l1 + ".txt");
+  take(input.tgt_terms, "terms-" + l2 + ".txt");
+  if (config.output.mapping.empty()) take(input.seed, "seed-" + l1 + "-" + l2 + ".txt");
+  const std::filesystem::path gold = dir / ("terms-" + l1 + "-" + l2 + ".txt");
+  return std::filesystem::exists(gold) ? gold.lexically_normal().string() : std::string();
+}
+
 void load_config(const std::string& path, AlignConfig& config) {
   apply_table(parse_toml(path, [&] { return toml::parse_file(path); }), path, config);
 }
@@ -268,12 +318,12 @@ std::string to_toml(const AlignConfig& config) {
     if constexpr (std::is_same_v<Field, bool>) {
       text << (field ? "true" : "false");
     } else if constexpr (std::is_floating_point_v<Field>) {
-      text << toml::value<double>(field);
+      text << toml_float(field);
     } else if constexpr (std::is_integral_v<Field>) {
       text << field;
     } else if constexpr (std::is_same_v<Field, std::string>) {
       std::string value = field;
-      if (is_path_option(section, key) && !value.empty()) value = std::filesystem::absolute(value).string();
+      if (is_path_option(section, key, value) && !value.empty()) value = std::filesystem::absolute(value).string();
       text << toml::value<std::string>(value);
     } else {
       text << toml::value<std::string>(enum_name(field));

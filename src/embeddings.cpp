@@ -1,12 +1,17 @@
 #include "termalign/embeddings.h"
 
 #include <fasttext/fasttext.h>
+#include <spdlog/fmt/fmt.h>
+#include <zlib.h>
 
 #include <algorithm>
 #include <charconv>
 #include <chrono>
 #include <cstdint>
 #include <cstring>
+#include <fstream>
+#include <functional>
+#include <iterator>
 #include <string_view>
 #include <unordered_set>
 
@@ -213,12 +218,11 @@ void log_loaded(const Embeddings& embeddings, std::size_t total, Clock::time_poi
                 embeddings.dim(), seconds);
 }
 
-}  // namespace
-
-Embeddings load_vec(const std::string& path, const LoadOptions& options) {
-  const auto start = Clock::now();
-  const detail::MappedFile file(path);
-  std::string_view contents = file.contents();
+// The text of a .vec file, parsed on the threads; `prefault` maps a piece of it before it is read (a memory map's
+// pages), or does nothing.
+Embeddings parse_vec_text(const std::string& path, std::string_view contents,
+                          const std::function<void(std::string_view)>& prefault, const LoadOptions& options,
+                          Clock::time_point start) {
   if (contents.empty())
     throw_input_error(path, 1, "empty file (expected a header '<number of words> <dimension>')");
   const auto header_end = contents.find('\n');
@@ -229,7 +233,7 @@ Embeddings load_vec(const std::string& path, const LoadOptions& options) {
   std::vector<Chunk> chunks = split_into_chunks(
       contents, options.chunk_bytes > 0 ? options.chunk_bytes : automatic_chunk_bytes(contents.size(), threads));
   parallel_for(chunks.size(), threads, [&](std::size_t c) {
-    file.prefault(chunks[c].text);  // at 20k x 20k: 2,000 of align's page faults
+    prefault(chunks[c].text);  // at 20k x 20k: 2,000 of align's page faults
     scan_words(chunks[c], options);
   });
 
@@ -306,6 +310,100 @@ Embeddings load_vec(const std::string& path, const LoadOptions& options) {
   }
   log_loaded(embeddings, total_rows, start);
   return embeddings;
+}
+
+// The whole decompressed text of a gzip file, inflated by zlib in blocks into one buffer.
+std::string gunzip(const std::string& path) {
+  const detail::MappedFile file(path);
+  const std::string_view compressed = file.contents();
+  file.prefault(compressed);
+  z_stream stream{};
+  // 16 + MAX_WBITS: a gzip header and trailer, checked; several concatenated members are read one after another.
+  if (inflateInit2(&stream, 16 + MAX_WBITS) != Z_OK) throw_input_error(path, 0, "zlib cannot start inflating");
+  std::string text;
+  // The gzip trailer's size (modulo 4 GiB) as a first guess of the room needed.
+  if (compressed.size() >= 18) {
+    std::uint32_t size = 0;
+    std::memcpy(&size, compressed.data() + compressed.size() - 4, 4);
+    text.reserve(std::max<std::size_t>(size, compressed.size()));
+  }
+  stream.next_in = reinterpret_cast<Bytef*>(const_cast<char*>(compressed.data()));
+  std::size_t remaining_in = compressed.size();
+  constexpr std::size_t kBlock = std::size_t{1} << 22;
+  int status = Z_OK;
+  std::size_t produced = 0;
+  while (true) {
+    if (stream.avail_in == 0 && remaining_in > 0) {
+      stream.avail_in = static_cast<uInt>(std::min<std::size_t>(remaining_in, UINT32_MAX / 2));
+      remaining_in -= stream.avail_in;
+    }
+    if (text.size() < produced + kBlock) text.resize(produced + kBlock);
+    stream.next_out = reinterpret_cast<Bytef*>(text.data() + produced);
+    stream.avail_out = static_cast<uInt>(kBlock);
+    status = inflate(&stream, Z_NO_FLUSH);
+    produced += kBlock - stream.avail_out;
+    if (status == Z_STREAM_END) {
+      if (stream.avail_in == 0 && remaining_in == 0) break;
+      inflateReset(&stream);  // another gzip member follows
+      continue;
+    }
+    if (status != Z_OK && status != Z_BUF_ERROR) break;
+    if (status == Z_BUF_ERROR && stream.avail_in == 0 && remaining_in == 0) break;
+  }
+  const std::string message = stream.msg ? stream.msg : "";
+  inflateEnd(&stream);
+  if (status != Z_STREAM_END) {
+    throw_input_error(path, 0,
+                      status == Z_BUF_ERROR
+                          ? "truncated gzip file (it ends inside the compressed data)"
+                          : "corrupt gzip file: " +
+                                (message.empty() ? std::string("zlib error ") + std::to_string(status) : message));
+  }
+  text.resize(produced);
+  return text;
+}
+
+bool has_gzip_magic(const std::string& path) {
+  std::ifstream stream(path, std::ios::binary);
+  unsigned char magic[2] = {0, 0};
+  return stream.read(reinterpret_cast<char*>(magic), 2) && magic[0] == 0x1f && magic[1] == 0x8b;
+}
+
+}  // namespace
+
+Embeddings load_vec(const std::string& path, const LoadOptions& options) {
+  const auto start = Clock::now();
+  if (has_gzip_magic(path)) {
+    const std::string text = gunzip(path);
+    logger().debug("{}: {} bytes decompressed in {:.2f} s", path, text.size(),
+                   std::chrono::duration<double>(Clock::now() - start).count());
+    return parse_vec_text(
+        path, text, [](std::string_view) {}, options, start);
+  }
+  const detail::MappedFile file(path);
+  return parse_vec_text(
+      path, file.contents(), [&file](std::string_view part) { file.prefault(part); }, options, start);
+}
+
+std::string format_vec(const std::vector<std::string>& words, const Matrix& vectors, int threads) {
+  TERMALIGN_CHECK(words.size() == static_cast<std::size_t>(vectors.rows()), "one word per row");
+  constexpr std::size_t kBlock = 1024;
+  const std::size_t blocks = (words.size() + kBlock - 1) / kBlock;
+  std::vector<std::string> texts(blocks);
+  parallel_for(blocks, threads, [&](std::size_t block) {
+    fmt::memory_buffer out;
+    for (std::size_t r = block * kBlock; r < std::min(words.size(), (block + 1) * kBlock); ++r) {
+      fmt::format_to(std::back_inserter(out), "{}", words[r]);
+      // The shortest text that reads back to the same float.
+      for (const float value : vectors.row(static_cast<Eigen::Index>(r)))
+        fmt::format_to(std::back_inserter(out), " {}", value);
+      out.push_back('\n');
+    }
+    texts[block] = fmt::to_string(out);
+  });
+  std::string text = fmt::format("{} {}\n", words.size(), vectors.cols());
+  for (const auto& part : texts) text += part;
+  return text;
 }
 
 Embeddings load_fasttext_bin(const std::string& path, const LoadOptions& options) {

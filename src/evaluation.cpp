@@ -6,6 +6,8 @@
 #include <algorithm>
 #include <array>
 #include <functional>
+#include <string_view>
+#include <tuple>
 #include <unordered_map>
 #include <unordered_set>
 #include <variant>
@@ -111,7 +113,10 @@ EvaluationResult evaluate(const PairList& gold, const PairList& predictions, con
   std::size_t repeated_here = 0, out_of_lists = 0;
   HitRanks hit_ranks;
   std::vector<std::size_t> hit_gold;  // the gold index of each hit
-  for (const Pair& pair : predictions.pairs) {
+  std::vector<std::size_t> hit_prediction;  // with details: the place of each hit in predictions.pairs
+  std::unordered_map<std::string_view, std::pair<std::size_t, std::size_t>> first_rank;  // source -> rank, place
+  for (std::size_t place = 0; place < predictions.pairs.size(); ++place) {
+    const Pair& pair = predictions.pairs[place];
     if (!seen.insert(pair).second) {
       ++repeated_here;
       continue;
@@ -121,10 +126,12 @@ EvaluationResult evaluate(const PairList& gold, const PairList& predictions, con
       if (options.ignore_oov) continue;
     }
     ++result.n_sys;
+    if (options.details) first_rank.try_emplace(pair.first, result.n_sys, place);
     const auto found = gold_index.find(pair);
     if (found == gold_index.end()) continue;
     hit_ranks.push_back(result.n_sys);
     hit_gold.push_back(found->second);
+    if (options.details) hit_prediction.push_back(place);
   }
   result.repeated = predictions.duplicates + repeated_here;
   if (repeated_here > 0) {
@@ -192,6 +199,27 @@ EvaluationResult evaluate(const PairList& gold, const PairList& predictions, con
     }
   }
 
+  if (options.details) {
+    double precision_sum = 0;
+    std::vector<char> found(gold_pairs.size(), 0);
+    for (std::size_t hit = 0; hit < hit_ranks.size(); ++hit) {
+      const double precision = static_cast<double>(hit + 1) / static_cast<double>(hit_ranks[hit]);
+      precision_sum += precision;
+      const double n_gold = static_cast<double>(result.n_gold);
+      result.hits.push_back({hit_ranks[hit], hit_prediction[hit], precision, static_cast<double>(hit + 1) / n_gold,
+                             precision_sum / n_gold});
+      found[hit_gold[hit]] = 1;
+    }
+    for (std::size_t g = 0; g < gold_pairs.size(); ++g) {
+      if (found[g]) continue;
+      Miss miss;
+      miss.gold = static_cast<std::size_t>(gold_pairs[g] - gold.pairs.data());
+      const auto first = first_rank.find(gold_pairs[g]->first);
+      if (first != first_rank.end()) std::tie(miss.best_rank, miss.best_prediction) = first->second;
+      result.missed.push_back(miss);
+    }
+  }
+
   if (curve != nullptr) {
     curve->clear();
     curve->reserve(result.n_sys);
@@ -238,6 +266,22 @@ std::vector<Field> scalar_fields(const EvaluationResult& result) {
     fields.push_back({"AP_capped", "ap_capped", result.ap_capped});
   }
   return fields;
+}
+
+// A string as the inside of a JSON string: quotes, backslashes and control characters escaped.
+std::string json_escape(const std::string& text) {
+  std::string escaped;
+  for (const char c : text) {
+    if (c == '"' || c == '\\') {
+      escaped += '\\';
+      escaped += c;
+    } else if (static_cast<unsigned char>(c) < 0x20) {
+      escaped += fmt::format("\\u{:04x}", static_cast<int>(c));
+    } else {
+      escaped += c;
+    }
+  }
+  return escaped;
 }
 
 }  // namespace
@@ -290,6 +334,94 @@ std::string format_curve(const std::vector<CurvePoint>& curve) {
   for (const CurvePoint& point : curve) {
     tsv += fmt::format("{}\t{}\t{:.6f}\t{:.6f}\t{:.6f}\t{:.6f}\n", point.rank, point.tp, point.precision,
                        point.recall, point.f1, point.ap);
+  }
+  return tsv;
+}
+
+TableFormat parse_table_format(const std::string& name) {
+  if (name == "markdown") return TableFormat::markdown;
+  if (name == "tsv") return TableFormat::tsv;
+  if (name == "json") return TableFormat::json;
+  throw_usage_error("Unknown table format '" + name + "': use markdown, tsv or json.");
+}
+
+std::string format_table(const std::vector<NamedResult>& runs, TableFormat format) {
+  if (format == TableFormat::json) {
+    std::string json = "[";
+    for (std::size_t i = 0; i < runs.size(); ++i) {
+      std::string object = format_json(runs[i].result);  // "{...}\n"
+      object.pop_back();
+      json += (i ? ",\n " : "") + fmt::format("{{\"run\": \"{}\", ", json_escape(runs[i].run)) + object.substr(1);
+    }
+    return json + "]\n";
+  }
+  const bool capped =
+      std::any_of(runs.begin(), runs.end(), [](const NamedResult& run) { return run.result.has_cap; });
+  std::vector<std::string> header = {"run",  "AP",   "AP_interpolated", "nSys", "TP", "P", "R", "F1",
+                                     "P@10", "P@100"};
+  if (capped) header.push_back("AP_capped");
+  std::vector<std::vector<std::string>> rows;
+  for (const NamedResult& run : runs) {
+    const EvaluationResult& r = run.result;
+    std::vector<std::string> row = {run.run,
+                                    fmt::format("{:.6f}", r.ap),
+                                    fmt::format("{:.6f}", r.ap_interpolated),
+                                    std::to_string(r.n_sys),
+                                    std::to_string(r.tp),
+                                    fmt::format("{:.6f}", r.precision),
+                                    fmt::format("{:.6f}", r.recall),
+                                    fmt::format("{:.6f}", r.f1),
+                                    fmt::format("{:.6f}", r.p_at.at(10)),
+                                    fmt::format("{:.6f}", r.p_at.at(100))};
+    if (capped) row.push_back(r.has_cap ? fmt::format("{:.6f}", r.ap_capped) : "");
+    rows.push_back(std::move(row));
+  }
+  std::string text;
+  const auto add_row = [&](const std::vector<std::string>& cells) {
+    if (format == TableFormat::tsv) {
+      for (std::size_t c = 0; c < cells.size(); ++c) text += (c ? "\t" : "") + cells[c];
+      text += "\n";
+    } else {
+      text += "|";
+      for (const auto& cell : cells) text += " " + cell + " |";
+      text += "\n";
+    }
+  };
+  add_row(header);
+  if (format == TableFormat::markdown) {
+    text += "|---|";
+    for (std::size_t c = 1; c < header.size(); ++c) text += "---:|";
+    text += "\n";
+  }
+  for (const auto& row : rows) add_row(row);
+  return text;
+}
+
+std::string format_details(const std::string& run, const EvaluationResult& result, const PairList& predictions,
+                           bool header) {
+  std::string tsv = header ? "run\trank\tsource\ttarget\ttp\tprecision\trecall\tap\n" : "";
+  for (std::size_t i = 0; i < result.hits.size(); ++i) {
+    const Hit& hit = result.hits[i];
+    const auto& [source, target] = predictions.pairs[hit.prediction];
+    tsv += fmt::format("{}\t{}\t{}\t{}\t{}\t{:.6f}\t{:.6f}\t{:.6f}\n", run, hit.rank, source, target, i + 1,
+                       hit.precision, hit.recall, hit.ap);
+  }
+  return tsv;
+}
+
+std::string format_missed(const std::string& run, const EvaluationResult& result, const PairList& gold,
+                          const PairList& predictions, bool header) {
+  std::string tsv = header ? "run\tsource\ttarget\tbest_rank\tbest_target\tbest_score\n" : "";
+  for (const Miss& miss : result.missed) {
+    const auto& [source, target] = gold.pairs[miss.gold];
+    tsv += fmt::format("{}\t{}\t{}\t", run, source, target);
+    if (miss.best_rank == 0) {
+      tsv += "\t\t\n";
+      continue;
+    }
+    const std::string score =
+        predictions.scores.empty() ? std::string() : fmt::format("{}", predictions.scores[miss.best_prediction]);
+    tsv += fmt::format("{}\t{}\t{}\n", miss.best_rank, predictions.pairs[miss.best_prediction].second, score);
   }
   return tsv;
 }

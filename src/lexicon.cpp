@@ -1,6 +1,8 @@
 #include "termalign/lexicon.h"
 
 #include <algorithm>
+#include <charconv>
+#include <cmath>
 #include <cstring>
 #include <string_view>
 #include <unordered_set>
@@ -96,6 +98,35 @@ const char* describe(PairFileKind kind) {
   return "pair file";
 }
 
+// A finite number in plain decimal or exponent notation, the whole field.
+bool is_number(std::string_view field) {
+  if (!field.empty() && field.front() == '+') field.remove_prefix(1);
+  double value = 0;
+  const auto parsed = std::from_chars(field.data(), field.data() + field.size(), value);
+  return !field.empty() && parsed.ec == std::errc() && parsed.ptr == field.data() + field.size() &&
+         std::isfinite(value);
+}
+
+// The number of numeric fields after the first when every one of them is numeric, else 0: a row of a .vec file
+// ("word 0.12 -0.5 ...") gives its dimension.
+std::size_t vector_fields(std::string_view line) {
+  const auto space = line.find(' ');
+  if (space == std::string_view::npos) return 0;
+  std::size_t fields = 0;
+  for (std::string_view rest = line.substr(space + 1); !rest.empty();) {
+    const auto end = rest.find(' ');
+    const std::string_view field = rest.substr(0, end);
+    rest.remove_prefix(end == std::string_view::npos ? rest.size() : end + 1);
+    if (field.empty()) continue;
+    if (!is_number(field)) return 0;
+    ++fields;
+  }
+  return fields;
+}
+
+// Terms have a few words; a line of a word and this many numbers is a word vector, not a term.
+constexpr std::size_t kVectorFields = 8;
+
 }  // namespace
 
 TermList read_term_list(const std::string& path) {
@@ -107,7 +138,13 @@ TermList read_term_list(const std::string& path) {
   std::string_view raw, text;
   while (reader.next(raw, text)) {
     if (text.find('\t') != std::string_view::npos) {
-      reader.fail("a term list holds one term per line, found a TAB inside the term");
+      reader.fail(
+          "the line looks like a pair (source<TAB>target), not a term: a term list holds one term per line. Is a "
+          "seed lexicon, gold or submission given as a term list?");
+    }
+    if (const std::size_t numbers = vector_fields(text); numbers >= kVectorFields) {
+      reader.fail("the line looks like a word vector (a word and " + std::to_string(numbers) +
+                  " numbers), not a term. Is a .vec file given as a term list?");
     }
     // The list's own index tells a repeated term.
     if (!list.ids.emplace(std::string(text), static_cast<std::uint32_t>(list.terms.size())).second) {
@@ -121,17 +158,41 @@ TermList read_term_list(const std::string& path) {
   return list;
 }
 
-PairList read_pairs(const std::string& path, PairFileKind kind) {
+PairList read_pairs(const std::string& path, PairFileKind kind, ScoreColumn score_column) {
   PairList list;
   list.path = path;
   LineReader reader(list.path);
   list.pairs.reserve(reader.line_capacity());
   list.lines.reserve(reader.line_capacity());
   std::size_t space_beside_tab = 0;
+  std::optional<bool> scored;  // decided on the first line when detected
+  if (score_column != ScoreColumn::detect) scored = score_column == ScoreColumn::required;
   std::string_view raw, text;
   while (reader.next(raw, text)) {
     // Columns are counted on the line before stripping, so that "term<TAB>" is an empty column, not one column.
     const auto tab = raw.find('\t');
+    const auto second_tab = tab == std::string_view::npos ? tab : raw.find('\t', tab + 1);
+    const bool third =
+        second_tab != std::string_view::npos && raw.find('\t', second_tab + 1) == std::string_view::npos;
+    if (!scored) scored = third && is_number(trim(raw.substr(second_tab + 1)));
+    if (*scored) {
+      // A score list (as `align --scores` writes): the third column is the score; the line order stays the rank.
+      if (!third) {
+        reader.fail(
+            "expected exactly 3 TAB-separated columns (source<TAB>target<TAB>score) in a score list, "
+            "found " +
+            std::string(tab == std::string_view::npos          ? "1"
+                        : second_tab == std::string_view::npos ? "2"
+                                                               : "more than 3"));
+      }
+      const std::string_view score = trim(raw.substr(second_tab + 1));
+      if (!is_number(score)) reader.fail("the score '" + std::string(score) + "' is not a finite number");
+      double value = 0;
+      std::from_chars(score.data() + (score.front() == '+'), score.data() + score.size(), value);
+      list.scores.push_back(value);
+      raw = raw.substr(0, second_tab);
+      text = trim(raw);
+    }
     const std::size_t columns = tab == std::string_view::npos                       ? 1
                                 : raw.find('\t', tab + 1) == std::string_view::npos ? 2
                                                                                     : 3;
@@ -145,7 +206,10 @@ PairList read_pairs(const std::string& path, PairFileKind kind) {
     const auto text_tab = text.find('\t');
     const std::string_view source = text.substr(0, text_tab), target = text.substr(text_tab + 1);
     if (source != trim(source) || target != trim(target)) ++space_beside_tab;
-    if (!reader.first_occurrence(text)) continue;
+    if (!reader.first_occurrence(text)) {
+      if (*scored) list.scores.pop_back();
+      continue;
+    }
     list.pairs.emplace_back(std::string(source), std::string(target));
     list.lines.push_back(reader.line());
   }

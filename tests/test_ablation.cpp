@@ -197,3 +197,27 @@ TEST_CASE("ablation: bad grids are errors naming the grid file, line and option"
   const std::string section = write_grid("unknown-section", "[grids]\n\"scoring.k\" = [3]\n");
   CHECK(error_of(section).find(":14: unknown section 'grids'") != std::string::npos);
 }
+
+TEST_CASE("ablation: ablate --base starts every run from a shipped configs/ablations file", "[ablate]") {
+  // The grid varies the orthographic weight; the base file sets k = 10, which the grid's [base] does not.
+  const std::string grid_path = write_grid("base-file", "[grid]\n\"orthography.weight\" = [0.0, 0.1]\n");
+  const std::string command = std::string("'") + TERMALIGN_CLI + "' ablate --grid '" + grid_path + "' --base '" +
+                              source_dir + "/configs/ablations/k10.toml' --plot-script '' > /dev/null 2>&1";
+  REQUIRE(std::system(command.c_str()) == 0);
+  AlignConfig best;
+  load_config((fs::path(grid_path).parent_path() / "out" / "best.config.toml").string(), best);
+  CHECK(best.scoring.k == 10);
+  // The same run's AP computed outside the runner, from the base file alone plus the grid's inputs.
+  AlignConfig expected = best;
+  expected.output = OutputOptions{};
+  const auto results = lines_of((fs::path(grid_path).parent_path() / "out" / "results.csv").string());
+  REQUIRE(results.size() == 3);
+  const auto header = split(results[0], ',');
+  const auto row = split(results[1], ',');
+  const auto column = std::find(header.begin(), header.end(), "AP") - header.begin();
+  REQUIRE(column < static_cast<long>(row.size()));
+  CHECK(std::stod(row[static_cast<std::size_t>(column)]) == Approx(direct_ap(expected)).margin(1e-6));
+  // Without --base the default k stays.
+  AlignConfig plain = read_grid(grid_path).base;
+  CHECK(plain.scoring.k == 3);
+}

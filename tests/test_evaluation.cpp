@@ -10,10 +10,13 @@
 #include <fstream>
 #include <iomanip>
 #include <random>
+#include <regex>
 #include <set>
+#include <sstream>
 #include <string>
 #include <vector>
 
+#include "command_output.h"
 #include "termalign/error.h"
 #include "termalign/evaluation.h"
 #include "termalign/io.h"
@@ -51,22 +54,6 @@ EvaluationResult score(const PairList& predictions, const EvaluationOptions& opt
                        const TermList* source_terms = nullptr, const TermList* target_terms = nullptr,
                        std::vector<termalign::CurvePoint>* curve = nullptr) {
   return termalign::evaluate(gold, predictions, source_terms, target_terms, options, curve);
-}
-
-struct CommandResult {
-  int exit_code = -1;
-  std::string output;
-};
-
-CommandResult run(const std::string& command) {
-  CommandResult result;
-  std::FILE* pipe = ::popen(command.c_str(), "r");
-  REQUIRE(pipe != nullptr);
-  char buffer[4096];
-  for (std::size_t n; (n = std::fread(buffer, 1, sizeof buffer, pipe)) > 0;) result.output.append(buffer, n);
-  const int status = ::pclose(pipe);
-  result.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  return result;
 }
 
 }  // namespace
@@ -351,4 +338,153 @@ TEST_CASE("evaluate reports a malformed submission with exit code 3 and its line
   std::size_t curve_lines = 0;
   for (std::string line; std::getline(curve, line);) ++curve_lines;
   CHECK(curve_lines == 150 + 1);  // the sample gold has 150 pairs (data README), plus the header
+}
+
+// --- Several runs, details, missed pairs, score lists -----------------------------------------------------------
+
+namespace {
+
+const std::string kSampleGold = TERMALIGN_SOURCE_DIR "/data/sample/terms-en-fr.txt";
+
+// A scratch file under the build tree.
+std::string scratch_file(const std::string& name, const std::string& text) {
+  std::filesystem::create_directories(TERMALIGN_BINARY_DIR "/test-data/evaluation");
+  const std::string path = TERMALIGN_BINARY_DIR "/test-data/evaluation/" + name;
+  std::ofstream(path, std::ios::binary) << text;
+  return path;
+}
+
+// The sample gold with every `every`-th pair replaced by a miss and the order shuffled by `seed`.
+std::string noisy_run(unsigned seed, bool with_scores, std::size_t every = 3) {
+  std::ifstream gold(kSampleGold);
+  std::vector<std::string> lines;
+  for (std::string line; std::getline(gold, line);) lines.push_back(line);
+  std::mt19937 random(seed);
+  std::shuffle(lines.begin(), lines.end(), random);
+  std::string text;
+  for (std::size_t i = 0; i < lines.size(); ++i) {
+    std::string line = i % every == 0 ? lines[i].substr(0, lines[i].find('\t')) + "\tnot a translation" : lines[i];
+    text += line + (with_scores ? "\t" + std::to_string(1.0 - 0.001 * static_cast<double>(i)) : "") + "\n";
+  }
+  return text;
+}
+
+std::string cli() { return std::string("'") + TERMALIGN_CLI + "'"; }
+
+double ap_of_report(const std::string& report) {
+  REQUIRE(report.rfind("AP: ", 0) == 0);
+  return std::strtod(report.c_str() + 4, nullptr);
+}
+
+std::vector<std::string> lines_of(const std::string& text) {
+  std::vector<std::string> lines;
+  std::istringstream stream(text);
+  for (std::string line; std::getline(stream, line);) lines.push_back(line);
+  return lines;
+}
+
+}  // namespace
+
+TEST_CASE("evaluate scores several runs into one table whose APs are the single runs'", "[cli-evaluate]") {
+  std::vector<std::string> runs;
+  for (unsigned seed = 1; seed <= 3; ++seed)
+    runs.push_back(scratch_file("run" + std::to_string(seed) + ".tsv", noisy_run(seed, false, 1 + seed)));
+  std::string all;
+  for (const auto& path : runs) all += " --pred '" + path + "'";
+  const auto markdown = run(cli() + " evaluate --gold '" + kSampleGold + "'" + all + " 2>/dev/null");
+  REQUIRE(markdown.exit_code == 0);
+  const auto tsv = run(cli() + " evaluate --gold '" + kSampleGold + "'" + all + " --format tsv 2>/dev/null");
+  REQUIRE(tsv.exit_code == 0);
+  const auto json = run(cli() + " evaluate --gold '" + kSampleGold + "'" + all + " --json 2>/dev/null");
+  REQUIRE(json.exit_code == 0);
+  const auto markdown_rows = lines_of(markdown.output), tsv_rows = lines_of(tsv.output);
+  REQUIRE(markdown_rows.size() == 2 + runs.size());
+  REQUIRE(tsv_rows.size() == 1 + runs.size());
+  CHECK(tsv_rows[0].rfind("run\tAP\t", 0) == 0);
+  std::set<std::string> distinct;
+  for (std::size_t i = 0; i < runs.size(); ++i) {
+    const auto single = run(cli() + " evaluate --gold '" + kSampleGold + "' --pred '" + runs[i] + "' 2>/dev/null");
+    REQUIRE(single.exit_code == 0);
+    const std::string ap = single.output.substr(4, single.output.find('\n') - 4);  // "AP: 0.xxxxxx"
+    distinct.insert(ap);
+    CHECK(tsv_rows[1 + i] == runs[i] + "\t" + ap + tsv_rows[1 + i].substr(runs[i].size() + 1 + ap.size()));
+    CHECK_THAT(markdown_rows[2 + i], Catch::StartsWith("| " + runs[i] + " | " + ap + " |"));
+    CHECK_THAT(json.output, Catch::Contains("{\"run\": \"" + runs[i] + "\", \"ap\": "));
+    const auto ap_key = json.output.find("\"ap\": ", json.output.find(runs[i]));
+    CHECK(std::strtod(json.output.c_str() + ap_key + 6, nullptr) ==
+          Approx(ap_of_report(single.output)).epsilon(1e-6));
+  }
+  CHECK(distinct.size() == runs.size());  // the runs differ, so the rows could not match by chance
+  CHECK(json.output.front() == '[');
+}
+
+TEST_CASE("evaluate --details lists each hit with its rank and the running P, R and AP", "[cli-evaluate]") {
+  const std::string path = scratch_file("details-run.tsv", noisy_run(7, false));
+  const std::string details = TERMALIGN_BINARY_DIR "/test-data/evaluation/details.tsv";
+  const auto report = run(cli() + " evaluate --gold '" + kSampleGold + "' --pred '" + path + "' --details '" +
+                          details + "' 2>/dev/null");
+  REQUIRE(report.exit_code == 0);
+  std::ifstream file(details);
+  std::string header;
+  std::getline(file, header);
+  CHECK(header == "run\trank\tsource\ttarget\ttp\tprecision\trecall\tap");
+  // Recomputed here from the ranks alone: precision tp / rank, recall tp / 150, AP the running sum over 150.
+  const auto predictions = lines_of(noisy_run(7, false));
+  double sum = 0, last_ap = 0;
+  std::size_t hits = 0;
+  for (std::string line; std::getline(file, line);) {
+    const auto fields = lines_of(std::regex_replace(line, std::regex("\t"), "\n"));
+    REQUIRE(fields.size() == 8);
+    const std::size_t rank = std::stoul(fields[1]);
+    ++hits;
+    CHECK(std::stoul(fields[4]) == hits);
+    CHECK(predictions[rank - 1] == fields[2] + "\t" + fields[3]);
+    sum += static_cast<double>(hits) / static_cast<double>(rank);
+    CHECK(std::stod(fields[5]) == Approx(static_cast<double>(hits) / static_cast<double>(rank)).margin(1e-6));
+    CHECK(std::stod(fields[6]) == Approx(static_cast<double>(hits) / 150.0).margin(1e-6));
+    last_ap = std::stod(fields[7]);
+    CHECK(last_ap == Approx(sum / 150.0).margin(1e-6));
+  }
+  CHECK(hits == 100);  // every third of the 150 pairs was replaced by a miss
+  CHECK(last_ap == Approx(ap_of_report(report.output)).margin(1e-6));
+}
+
+TEST_CASE("evaluate --missed lists the gold pairs not found with their source term's best rank",
+          "[cli-evaluate]") {
+  // A score list (third column, detected): s1's gold pair is missed but s1 is ranked 2nd; s3 is nowhere.
+  const std::string gold_path = scratch_file("missed-gold.tsv", "s1\tt1\ns2\tt2\ns3\tt3\n");
+  const std::string pred = scratch_file("missed-run.tsv", "s2\tt2\t0.9\ns1\twrong\t0.5\ns2\tother\t0.25\n");
+  const std::string missed = TERMALIGN_BINARY_DIR "/test-data/evaluation/missed.tsv";
+  const auto report = run(cli() + " evaluate --gold '" + gold_path + "' --pred '" + pred + "' --missed '" +
+                          missed + "' 2>/dev/null");
+  REQUIRE(report.exit_code == 0);
+  CHECK(ap_of_report(report.output) == Approx(1.0 / 3));
+  std::ifstream file(missed);
+  std::stringstream text;
+  text << file.rdbuf();
+  CHECK(text.str() == "run\tsource\ttarget\tbest_rank\tbest_target\tbest_score\n" + pred +
+                          "\ts1\tt1\t2\twrong\t0.5\n" + pred + "\ts3\tt3\t\t\t\n");
+}
+
+TEST_CASE("evaluate accepts score lists: the third column detected or required", "[cli-evaluate]") {
+  const std::string plain = scratch_file("plain-run.tsv", noisy_run(11, false));
+  const std::string scored = scratch_file("scored-run.tsv", noisy_run(11, true));
+  const auto expected = run(cli() + " evaluate --gold '" + kSampleGold + "' --pred '" + plain + "' 2>/dev/null");
+  const auto detected = run(cli() + " evaluate --gold '" + kSampleGold + "' --pred '" + scored + "' 2>/dev/null");
+  const auto required =
+      run(cli() + " evaluate --gold '" + kSampleGold + "' --pred '" + scored + "' --pred-has-scores 2>/dev/null");
+  REQUIRE(expected.exit_code == 0);
+  CHECK(detected.exit_code == 0);
+  CHECK(required.exit_code == 0);
+  CHECK(detected.output == expected.output);
+  CHECK(required.output == expected.output);
+  // Required, a two-column list is an error naming its line; a score that is not a number too.
+  const auto missing =
+      run(cli() + " evaluate --gold '" + kSampleGold + "' --pred '" + plain + "' --pred-has-scores 2>&1");
+  CHECK(missing.exit_code == 3);
+  CHECK_THAT(missing.output, Catch::Contains(plain + ":1: expected exactly 3 TAB-separated columns"));
+  const std::string bad = scratch_file("bad-score.tsv", "s1\tt1\t0.5\ns2\tt2\thigh\n");
+  const auto not_number = run(cli() + " evaluate --gold '" + kSampleGold + "' --pred '" + bad + "' 2>&1");
+  CHECK(not_number.exit_code == 3);
+  CHECK_THAT(not_number.output, Catch::Contains(bad + ":2: the score 'high' is not a finite number"));
 }

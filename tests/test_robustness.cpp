@@ -572,6 +572,117 @@ TEST_CASE("robustness: a tight memory limit uses smaller tiles and the same subm
   CHECK(submission == reference_submission());
 }
 
+// --- Inputs that look like another kind of input, or like a mistake ------------------------------------------
+
+// A copy of a two-column file with its columns swapped.
+std::string swapped_columns(const std::string& path) {
+  std::string text;
+  for (const auto& line : split_lines(read_bytes(path))) {
+    const auto tab = line.find('\t');
+    text += line.substr(tab + 1) + "\t" + line.substr(0, tab) + "\n";
+  }
+  return text;
+}
+
+TEST_CASE("robustness: a .vec file given as a term list", "[robustness]") {
+  const Scratch scratch("vec-as-terms");
+  AlignRun run;
+  run.tgt_terms = kModels + "fr.vec";
+  check_rejected(scratch, run, 3,
+                 {run.tgt_terms + ":2: the line looks like a word vector (a word and 100 numbers), not a term",
+                  "Is a .vec file given as a term list?"});
+}
+
+TEST_CASE("robustness: a pair file given as a term list", "[robustness]") {
+  const Scratch scratch("pairs-as-terms");
+  AlignRun run;
+  run.src_terms = kSample + "terms-en-fr.txt";
+  check_rejected(scratch, run, 3,
+                 {run.src_terms + ":1: the line looks like a pair (source<TAB>target), not a term",
+                  "Is a seed lexicon, gold or submission given as a term list?"});
+}
+
+TEST_CASE("robustness: a seed lexicon with its columns swapped", "[robustness]") {
+  const Scratch scratch("seed-swapped");
+  AlignRun run;
+  run.seed = scratch.write("seed.txt", swapped_columns(kSample + "seed-en-fr.txt"));
+  check_rejected(scratch, run, 3,
+                 {run.seed + ": the columns look swapped: ", "as target<TAB>source, only ", "Swap the two columns",
+                  "--allow-reversed"});
+  // --allow-reversed goes on, with the warning and the low coverage's.
+  run.extra += " --allow-reversed";
+  check_accepted(scratch, run,
+                 {run.seed + ": the columns look swapped", "used as written (--allow-reversed)",
+                  "seed pairs (9 %) have both sides", "its columns are swapped"});
+}
+
+TEST_CASE("robustness: a seed lexicon of which under 20 % of the pairs are usable", "[robustness]") {
+  const Scratch scratch("seed-low");
+  AlignRun run;
+  // The lexicon's first 200 pairs (most usable: enough to whiten in 100 dimensions) among 1000 whose words no
+  // vocabulary knows (neither way round).
+  std::string seed;
+  const auto lines = split_lines(read_bytes(kSample + "seed-en-fr.txt"));
+  for (std::size_t i = 0; i < 200; ++i) seed += lines[i] + "\n";
+  for (int i = 0; i < 1000; ++i)
+    seed += "zzunknown" + std::to_string(i) + "\tqqinconnu" + std::to_string(i) + "\n";
+  run.seed = scratch.write("seed.txt", seed);
+  const std::string submission =
+      check_accepted(scratch, run, {run.seed + ": only ", " of 1200 seed pairs (1", "Likely causes"});
+  CHECK_FALSE(submission.empty());
+}
+
+TEST_CASE("robustness: the term lists swapped", "[robustness]") {
+  const Scratch scratch("terms-swapped");
+  AlignRun run;
+  std::swap(run.src_terms, run.tgt_terms);
+  check_accepted(scratch, run,
+                 {run.src_terms + ": only 14 % of the source terms are made of words of the vectors",
+                  "are --src-terms and --tgt-terms swapped?"});
+}
+
+TEST_CASE("robustness: term lists of another language than the vectors", "[robustness]") {
+  const Scratch scratch("terms-other-language");
+  AlignRun run;
+  // Made-up words, in neither vocabulary: the likely cause is the vectors' language, not swapped lists.
+  std::string terms;
+  for (int i = 0; i < 50; ++i) terms += "xqzterm" + std::to_string(i) + (i % 3 ? " file\n" : "\n");
+  run.tgt_terms = scratch.write("terms-xx.txt", terms);
+  check_accepted(scratch, run,
+                 {run.tgt_terms + ": only 0 % of the target terms are made of words of the vectors",
+                  "are the vectors " + run.tgt_vectors + " of the term list's language?"});
+}
+
+TEST_CASE("robustness: evaluate with the gold's or the predictions' columns swapped", "[robustness]") {
+  const Scratch scratch("gold-swapped");
+  const std::string gold = scratch.write("gold.tsv", swapped_columns(kSample + "terms-en-fr.txt"));
+  const std::string lists[] = {"--src-terms", kSample + "terms-en.txt", "--tgt-terms", kSample + "terms-fr.txt"};
+  std::vector<std::string> arguments = {"evaluate", "--gold", gold, "--pred", kSample + "terms-en-fr.txt"};
+  arguments.insert(arguments.end(), std::begin(lists), std::end(lists));
+  Outcome outcome = run_cli(scratch, arguments);
+  CHECK(outcome.exit_code == 3);
+  CHECK_THAT(outcome.errors, Catch::Contains(gold + ": the columns look swapped: 150 of 150 pairs fit the term "
+                                                    "lists"));
+  // Without the term lists, the predictions hit the gold reversed.
+  outcome = run_cli(scratch, {"evaluate", "--gold", gold, "--pred", kSample + "terms-en-fr.txt"});
+  CHECK(outcome.exit_code == 3);
+  CHECK_THAT(outcome.errors, Catch::Contains(kSample +
+                                             "terms-en-fr.txt: the columns look swapped: 150 of 150 pairs "
+                                             "are gold pairs of " +
+                                             gold + " reversed"));
+  arguments.push_back("--allow-reversed");
+  outcome = run_cli(scratch, arguments);
+  CHECK(outcome.exit_code == 0);
+  CHECK_THAT(outcome.errors, Catch::Contains("used as written (--allow-reversed)"));
+  // The predictions' columns swapped, against the term lists.
+  arguments[2] = kSample + "terms-en-fr.txt";
+  arguments[4] = gold;
+  arguments.pop_back();
+  outcome = run_cli(scratch, arguments);
+  CHECK(outcome.exit_code == 3);
+  CHECK_THAT(outcome.errors, Catch::Contains(gold + ": the columns look swapped: 150 of 150 pairs fit the term"));
+}
+
 TEST_CASE("robustness: a malformed TERMALIGN_MAX_MEMORY_MB is a usage error", "[robustness]") {
   const Scratch scratch("memory-bad");
   for (const std::string value : {"abc", "0", "-3", "12MB"}) {

@@ -27,6 +27,8 @@ struct CandidateSet {
   CandidateEvidence evidence;  // csls and cosine always; the rest only when asked for
   std::size_t cap = 0;
   std::size_t per_source = 0;  // the final list keeps each source term's best `per_source` pairs (0 = all)
+  // r_T and r_S of CSLS (mean similarity to the k nearest terms of the other side) by term id; NaN: no vector.
+  std::vector<float> source_means, target_means;
 };
 
 // Loads, maps, composes and scores; keeps each source term's top_m targets by CSLS (and mutual_m), plus its

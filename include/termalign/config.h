@@ -10,9 +10,12 @@ enum class Normalization { none, unit, center, unit_center_unit };
 enum class Neighbourhood { terms, vocabulary };
 enum class Dewhiten { none, source, target, both };
 
+// As the seed lexicon: a seed made of the words written alike in the two vocabularies (vecmap's --identical).
+constexpr const char* kIdenticalSeed = "identical";
+
 struct InputOptions {
-  std::string src_vectors, tgt_vectors;  // .vec or .bin
-  std::string seed;                      // seed lexicon, src<TAB>tgt
+  std::string src_vectors, tgt_vectors;  // .vec, .vec.gz or .bin
+  std::string seed;                      // seed lexicon, src<TAB>tgt, or kIdenticalSeed
   std::string src_terms, tgt_terms;      // term lists
   std::size_t most_frequent = 20000;     // frequent words loaded besides the needed ones (neighbourhoods)
   std::string reranker;                  // optional: a model of `termalign train-reranker` to rank candidates
@@ -20,6 +23,11 @@ struct InputOptions {
   // mapped on its own, a term's similarity is (1 - corpus_weight) x general cosine + corpus_weight x corpus cosine.
   std::string src_corpus_vectors, tgt_corpus_vectors;
   double corpus_weight = 0.5;
+  // A seed lexicon whose columns look swapped against the vectors is an error unless this is set (then a warning).
+  bool allow_reversed = false;
+  // A BUCC dataset folder and its language pair "l1-l2": terms-<l1>.txt, terms-<l2>.txt and seed-<l1>-<l2>.txt
+  // fill the term lists and the seed when they are not given (resolve_dataset).
+  std::string data_dir, pair;
 };
 
 struct OutputOptions {
@@ -27,6 +35,8 @@ struct OutputOptions {
   std::string scores;        // optional: the same list with a score column
   std::string save_mapping;  // optional: write the fitted mapping here
   std::string mapping;       // optional: load this mapping instead of fitting one
+  std::string save_mapped_vectors;  // optional: PREFIX; writes PREFIX.src.vec and PREFIX.tgt.vec, the mapped words
+  std::string explain;              // optional: TSV of every output pair with the parts of its score
 };
 
 struct MappingOptions {
@@ -88,6 +98,10 @@ struct AlignConfig {
   // Rejects bad values and combinations with a sentence a user can act on (usage error).
   void validate() const;
 };
+
+// With input.data_dir: the dataset's files for the empty inputs (terms, seed), checked to exist; needs input.pair
+// ("en-fr"). Returns the dataset's gold (terms-<l1>-<l2>.txt) when the folder has one, else "".
+std::string resolve_dataset(AlignConfig& config);
 
 // Reads a TOML file over `config` (keys absent from the file keep their value). An unknown key, a value of the
 // wrong type or an unknown enum name is a usage error naming the file and key.

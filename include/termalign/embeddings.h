@@ -48,9 +48,15 @@ struct LoadOptions {
 };
 
 // .vec text: header "count dim", then "word v1 ... vdim" per line. Errors name the file and line: a bad header,
-// a row with the wrong number of values, a value that is not a finite number, a duplicate word, fewer rows than the
-// header announced, invalid UTF-8 in a word.
+// a row with the wrong number of values, a value that is not a finite number, a duplicate word, fewer rows than
+// the header announced, invalid UTF-8 in a word. A gzip file (.vec.gz, told by its magic number) is decompressed
+// by zlib and parsed alike: the same vectors, the same errors (lines of the decompressed text); a truncated or
+// corrupt gzip file is an input error.
 Embeddings load_vec(const std::string& path, const LoadOptions& options = {});
+
+// .vec text of `words` and their rows (header "count dim"; each value the shortest text that reads back to the
+// same float), formatted on `threads` threads.
+std::string format_vec(const std::vector<std::string>& words, const Matrix& vectors, int threads = 1);
 
 // fastText .bin model through libfasttext: the in-vocabulary words' vectors (getWordVector) and the model, kept for
 // the out-of-vocabulary words. A file that is not a fastText model, or a truncated one, is an input error.

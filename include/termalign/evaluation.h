@@ -13,6 +13,20 @@ namespace termalign {
 struct EvaluationOptions {
   bool ignore_oov = false;  // drop a predicted pair whose term is outside its list, before ranking (needs lists)
   bool breakdown = false;   // recall and AP on subsets of the gold
+  bool details = false;     // fill EvaluationResult::hits and ::missed
+};
+
+// A hit of the ranked list (after repeated and, with ignore_oov, out-of-list pairs are dropped): its rank, its
+// place in the predictions, and P, R and AP of the list down to it.
+struct Hit {
+  std::size_t rank = 0, prediction = 0;
+  double precision = 0, recall = 0, ap = 0;
+};
+
+// A gold pair the list does not hold, and the first (best) rank at which its source term appears (0: nowhere).
+struct Miss {
+  std::size_t gold = 0;                            // place in the gold's distinct pairs (gold.pairs)
+  std::size_t best_rank = 0, best_prediction = 0;  // the source term's first ranked pair
 };
 
 // Recall and AP over one subset of the gold pairs (AP's denominator is the subset's size; the precision at a hit
@@ -40,6 +54,8 @@ struct EvaluationResult {
   std::size_t cap = 0, past_cap = 0;
   double ap_capped = 0;
   std::map<std::string, SubsetScore> breakdown;  // "identical", "close", "far", "single-word", "multi-word"
+  std::vector<Hit> hits;                         // with options.details
+  std::vector<Miss> missed;                      // with options.details, in gold order
 };
 
 // Usage errors, in words: term lists given one without the other, ignore_oov without the lists.
@@ -56,6 +72,24 @@ std::string format_report(const EvaluationResult& result);
 std::string format_json(const EvaluationResult& result);
 // TSV with header "rank tp precision recall f1 ap".
 std::string format_curve(const std::vector<CurvePoint>& curve);
+
+// One run of a comparison: its name (the prediction file) and its scores.
+struct NamedResult {
+  std::string run;
+  EvaluationResult result;
+};
+enum class TableFormat { markdown, tsv, json };
+TableFormat parse_table_format(const std::string& name);  // usage error on an unknown name
+// One row per run: AP as format_report prints it (6 decimals), interpolated AP, nSys, TP, P, R, F1, P@10, P@100
+// (and AP within the cap when the runs had term lists); JSON: an array of format_json's objects with a "run" key.
+std::string format_table(const std::vector<NamedResult>& runs, TableFormat format);
+// TSV "run rank source target tp precision recall ap": each hit of a result evaluated with options.details.
+std::string format_details(const std::string& run, const EvaluationResult& result, const PairList& predictions,
+                           bool header = true);
+// TSV "run source target best_rank best_target best_score": the gold pairs not found, with the first ranked pair
+// of their source term (best_score only for a score list; empty fields when the source term is not ranked).
+std::string format_missed(const std::string& run, const EvaluationResult& result, const PairList& gold,
+                          const PairList& predictions, bool header = true);
 
 // Levenshtein distance in Unicode code points.
 std::size_t edit_distance(const std::string& a, const std::string& b);

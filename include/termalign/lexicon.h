@@ -31,7 +31,12 @@ struct PairList {
   std::vector<std::pair<std::string, std::string>> pairs;
   std::size_t duplicates = 0;      // repeated lines dropped
   std::vector<std::size_t> lines;  // 1-based line number of each kept pair
+  std::vector<double> scores;      // a score list's third column, one per kept pair (else empty)
 };
+
+// Whether a pair file may hold a third column, a score (`align --scores` writes such lists): never, when its
+// first line has a numeric third column, or always.
+enum class ScoreColumn { none, detect, required };
 
 // Errors (naming the file and line): missing or unreadable file, invalid UTF-8, a NUL byte, an empty term.
 // Accepted with a warning: CRLF line ends, a UTF-8 BOM, duplicate lines. Blank lines are skipped.
@@ -40,7 +45,8 @@ TermList read_term_list(const std::string& path);
 
 // Errors as read_term_list, plus a line without exactly two TAB-separated columns and an empty column;
 // a gold file with no pair is an error.
-PairList read_pairs(const std::string& path, PairFileKind kind);
+// With a score column, every line needs one (a finite number); the line order stays the rank.
+PairList read_pairs(const std::string& path, PairFileKind kind, ScoreColumn score_column = ScoreColumn::none);
 
 // The BUCC 2022 cap on a submission: floor(10 x (|D1| + |D2|) / 2).
 std::size_t submission_cap(std::size_t source_terms, std::size_t target_terms);

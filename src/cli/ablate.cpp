@@ -7,13 +7,14 @@
 
 #include "commands.h"
 #include "termalign/ablation.h"
+#include "termalign/config.h"
 
 namespace termalign::cli {
 
 namespace {
 
 struct AblateArguments {
-  std::string grid;
+  std::string grid, base;
   AblationOptions options;
 };
 
@@ -41,8 +42,20 @@ void add_ablate_command(CLI::App& app) {
       ->add_option("--plot-script", arguments->options.plot_script,
                    "scripts/plot_curve.py, run with /usr/bin/python3 to draw the best run's curve")
       ->capture_default_str();
+  command
+      ->add_option(
+          "--base", arguments->base,
+          "A configuration (e.g. configs/ablations/k10.toml) over the grid's [base]: every run starts from "
+          "it")
+      ->check(CLI::ExistingFile);
   command->callback([arguments] {
-    const AblationResult result = run_ablation(read_grid(arguments->grid), arguments->options);
+    AblationGrid grid = read_grid(arguments->grid);
+    if (!arguments->base.empty()) {
+      // Its keys override the grid's [base] (the inputs usually come from the grid, the change from the file).
+      load_config(arguments->base, grid.base);
+      grid.base.validate();
+    }
+    const AblationResult result = run_ablation(grid, arguments->options);
     std::cout << format_ablation_markdown(result) << std::flush;
   });
 }

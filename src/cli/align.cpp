@@ -1,8 +1,13 @@
 // `termalign align`: flags and an optional TOML configuration, copied into termalign::AlignConfig.
 #include "termalign/align.h"
 
+#include <iostream>
+
 #include "align_options.h"
 #include "commands.h"
+#include "termalign/evaluation.h"
+#include "termalign/lexicon.h"
+#include "termalign/logging.h"
 
 namespace termalign::cli {
 
@@ -12,25 +17,46 @@ std::shared_ptr<AlignOptions> AlignOptions::add(CLI::App* command, bool with_out
   command->add_option("--config", a.config_path, "TOML configuration; flags given on the command line override it")
       ->check(CLI::ExistingFile);
   a.option(
-      command, "--src-vectors", "Source-language vectors (.vec or fastText .bin)",
+      command, "--src-vectors", "Required: source-language vectors (.vec, .vec.gz or fastText .bin)",
       [](AlignConfig & c) -> auto& { return c.input.src_vectors; });
   a.option(
-      command, "--tgt-vectors", "Target-language vectors (.vec or fastText .bin)",
+      command, "--tgt-vectors", "Required: target-language vectors (.vec, .vec.gz or fastText .bin)",
       [](AlignConfig & c) -> auto& { return c.input.tgt_vectors; });
   a.option(
-      command, "--seed", "Seed lexicon, src<TAB>tgt", [](AlignConfig & c) -> auto& { return c.input.seed; });
+      command, "--seed",
+      "Required (unless --mapping or --data-dir): seed lexicon, src<TAB>tgt; 'identical' builds it from the words "
+      "written alike in both vocabularies",
+      [](AlignConfig & c) -> auto& { return c.input.seed; });
   a.option(
-      command, "--src-terms", "Source term list (D1)", [](AlignConfig & c) -> auto& { return c.input.src_terms; });
+      command, "--src-terms", "Required (unless --data-dir): source term list (D1)",
+      [](AlignConfig & c) -> auto& { return c.input.src_terms; });
   a.option(
-      command, "--tgt-terms", "Target term list (D2)", [](AlignConfig & c) -> auto& { return c.input.tgt_terms; });
+      command, "--tgt-terms", "Required (unless --data-dir): target term list (D2)",
+      [](AlignConfig & c) -> auto& { return c.input.tgt_terms; });
+  a.option(
+      command, "--data-dir",
+      "BUCC dataset folder: terms-<l1>.txt, terms-<l2>.txt, seed-<l1>-<l2>.txt fill the inputs not given (with "
+      "--pair); its gold terms-<l1>-<l2>.txt, when there, scores the run",
+      [](AlignConfig & c) -> auto& { return c.input.data_dir; });
+  a.option(
+      command, "--pair", "With --data-dir: the language pair l1-l2 of its files (e.g. en-fr)",
+      [](AlignConfig & c) -> auto& { return c.input.pair; });
   if (with_outputs) {
     a.option(
-        command, "--out", "Submission to write (two TAB-separated columns)",
+        command, "--out", "Required: submission to write (two TAB-separated columns)",
         [](AlignConfig & c) -> auto& { return c.output.out; });
     a.option(
         command, "--scores", "Also write the ranked list with a score column here",
         [](AlignConfig & c) -> auto& { return c.output.scores; });
+    a.option(
+        command, "--explain",
+        "Write every output pair with the parts of its score (CSLS, cosine, r_T, r_S, orthography, re-ranker "
+        "features) to this TSV file",
+        [](AlignConfig & c) -> auto& { return c.output.explain; });
   }
+  a.option(
+      command, "--save-mapped-vectors", "Write the mapped vocabularies to PREFIX.src.vec and PREFIX.tgt.vec",
+      [](AlignConfig & c) -> auto& { return c.output.save_mapped_vectors; });
   a.option(
       command, "--save-mapping", "Save the fitted mapping here",
       [](AlignConfig & c) -> auto& { return c.output.save_mapping; });
@@ -124,6 +150,13 @@ std::shared_ptr<AlignOptions> AlignOptions::add(CLI::App* command, bool with_out
   a.option(
       command, "--orthographic-candidates", "Also add each source term's m closest spellings as candidates",
       [](AlignConfig & c) -> auto& { return c.orthography.candidates; });
+  // A flag, not an option taking true/false: it is given to go on past the check's error.
+  CLI::Option* allow_reversed =
+      command->add_flag("--allow-reversed", a.flags.input.allow_reversed,
+                        "Use a seed lexicon whose columns look swapped against the vectors as it is (a warning)");
+  a.overrides.push_back([allow_reversed](AlignConfig& config) {
+    if (allow_reversed->count()) config.input.allow_reversed = true;
+  });
   // Enumerations are parsed by the library so that the names and the error sentence live in one place.
   CLI::Option* normalization =
       command->add_option("--normalization", a.normalization, "none, unit, center or unit-center-unit")
@@ -147,7 +180,28 @@ std::shared_ptr<AlignOptions> AlignOptions::add(CLI::App* command, bool with_out
 void add_align_command(CLI::App& app, const ProcessGroup& group) {
   CLI::App* command = app.add_subcommand("align", "Align two term lists and write a ranked, capped submission");
   auto options = AlignOptions::add(command, true);
-  command->callback([options, &group] { run_align(options->resolve(), group); });
+  command->footer(
+      "Required: --src-vectors, --tgt-vectors, --src-terms, --tgt-terms, --seed (or --mapping) and --out, each by "
+      "its "
+      "flag or in the --config file; --data-dir DIR --pair l1-l2 gives the term lists and the seed.\n"
+      "Example:\n  termalign align --src-vectors en.bin --tgt-vectors fr.bin --seed seed-en-fr.txt \\\n"
+      "      --src-terms terms-en.txt --tgt-terms terms-fr.txt --out submission.tsv\n"
+      "  termalign align --data-dir enfr/train --pair en-fr --src-vectors en.bin --tgt-vectors fr.bin --out "
+      "s.tsv\n");
+  command->callback([options, &group] {
+    std::string gold;
+    const AlignConfig config = options->resolve(&gold);
+    run_align(config, group);
+    if (gold.empty() || !group.is_root()) return;
+    // The dataset has its gold: the run's score, as `termalign evaluate` prints it.
+    const TermList sources = read_term_list(config.input.src_terms),
+                   targets = read_term_list(config.input.tgt_terms);
+    const EvaluationResult result =
+        evaluate(read_pairs(gold, PairFileKind::gold), read_pairs(config.output.out, PairFileKind::submission),
+                 &sources, &targets, EvaluationOptions{});
+    logger().info("scored {} against the dataset's gold {}", config.output.out, gold);
+    std::cout << format_report(result) << std::flush;
+  });
 }
 
 }  // namespace termalign::cli

@@ -31,10 +31,13 @@ struct AlignOptions {
     });
   }
 
-  AlignConfig resolve() const {
+  // `dataset_gold`, when given, receives the gold of a --data-dir that has one (resolve_dataset).
+  AlignConfig resolve(std::string* dataset_gold = nullptr) const {
     AlignConfig config;
     if (!config_path.empty()) load_config(config_path, config);
     for (const auto& apply : overrides) apply(config);
+    const std::string gold = resolve_dataset(config);
+    if (dataset_gold) *dataset_gold = gold;
     return config;
   }
 };

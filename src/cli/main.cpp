@@ -1,11 +1,13 @@
 // termalign: bilingual terminology alignment with word embeddings (BUCC 2022).
 #include <CLI/CLI.hpp>
+#include <algorithm>
 #include <exception>
 #include <iostream>
 #include <memory>
 
 #include "commands.h"
 #include "termalign/error.h"
+#include "termalign/evaluation.h"
 #include "termalign/logging.h"
 #include "termalign/resources.h"
 #include "termalign/scoring.h"
@@ -16,6 +18,54 @@
 namespace {
 
 int run(int argc, char** argv, const termalign::ProcessGroup& group);
+
+// The known name closest to `typed` (edit distance at most 2, or a third of its length when longer), or "".
+std::string closest(const std::string& typed, const std::vector<std::string>& known) {
+  std::string best;
+  std::size_t best_distance = std::max<std::size_t>(2, typed.size() / 3) + 1;
+  for (const std::string& name : known) {
+    const std::size_t distance = termalign::edit_distance(typed, name);
+    if (distance < best_distance) {
+      best_distance = distance;
+      best = name;
+    }
+  }
+  return best;
+}
+
+// After a parse error: "did you mean" for a mistyped sub-command or long flag of the command line.
+void suggest(const CLI::App& app, int argc, char** argv) {
+  std::vector<std::string> commands;
+  for (const CLI::App* command : app.get_subcommands([](const CLI::App*) { return true; }))
+    commands.push_back(command->get_name());
+  const CLI::App* command = nullptr;
+  for (int i = 1; i < argc; ++i) {
+    const std::string word = argv[i];
+    if (word.empty() || word[0] == '-') continue;
+    for (const CLI::App* candidate : app.get_subcommands([](const CLI::App*) { return true; }))
+      if (candidate->get_name() == word) command = candidate;
+    if (command == nullptr) {
+      const std::string name = closest(word, commands);
+      if (!name.empty())
+        std::cerr << "termalign: unknown command '" << word << "'; did you mean '" << name << "'?\n";
+    }
+    break;
+  }
+  std::vector<std::string> flags;
+  for (const CLI::App* owner : {&app, command}) {
+    if (owner == nullptr) continue;
+    for (const CLI::Option* option : owner->get_options())
+      for (const std::string& name : option->get_lnames()) flags.push_back("--" + name);
+  }
+  for (int i = 1; i < argc; ++i) {
+    std::string word = argv[i];
+    if (word.rfind("--", 0) != 0) continue;
+    word = word.substr(0, word.find('='));
+    if (std::find(flags.begin(), flags.end(), word) != flags.end()) continue;
+    const std::string name = closest(word, flags);
+    if (!name.empty()) std::cerr << "termalign: unknown flag '" << word << "'; did you mean '" << name << "'?\n";
+  }
+}
 
 }  // namespace
 
@@ -65,7 +115,10 @@ int run(int argc, char** argv, const termalign::ProcessGroup& group) {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& error) {
     // CLI11's own codes (105, 106, ...) would hide the documented usage code; --help and --version exit 0.
-    return app.exit(error) == 0 ? 0 : static_cast<int>(termalign::ErrorKind::usage);
+    const int code = app.exit(error);
+    if (code == 0) return 0;
+    suggest(app, argc, argv);
+    return static_cast<int>(termalign::ErrorKind::usage);
   } catch (const termalign::Error& error) {
     termalign::logger().error("{}", error.what());
     return error.exit_code();

@@ -1,0 +1,149 @@
+#include "termalign/sanity.h"
+
+#include <spdlog/fmt/fmt.h>
+
+#include <algorithm>
+#include <unordered_set>
+
+#include "termalign/composition.h"
+#include "termalign/error.h"
+#include "termalign/io.h"
+#include "termalign/logging.h"
+
+namespace termalign {
+
+namespace {
+
+std::string percent(std::size_t part, std::size_t whole) {
+  return fmt::format("{:.0f} %",
+                     whole == 0 ? 0.0 : 100.0 * static_cast<double>(part) / static_cast<double>(whole));
+}
+
+bool known_word(const Embeddings& vectors, const std::string& word) {
+  return vectors.rows.count(word) != 0 || vectors.rows.count(to_lower(word)) != 0;
+}
+
+}  // namespace
+
+bool Orientation::looks_reversed() const {
+  return reversed > 2 * as_written && 20 * reversed >= pairs && reversed > 0;
+}
+
+Orientation count_orientation(const PairList& pairs, const Membership& in_source, const Membership& in_target) {
+  Orientation orientation;
+  orientation.pairs = pairs.pairs.size();
+  for (const auto& [source, target] : pairs.pairs) {
+    if (in_source(source) && in_target(target)) ++orientation.as_written;
+    if (in_source(target) && in_target(source)) ++orientation.reversed;
+  }
+  return orientation;
+}
+
+namespace {
+
+// An input error naming the file and the finding, or with `allow_reversed` a warning that the file is used as it
+// is.
+void report_reversed(const std::string& path, const std::string& finding, bool allow_reversed) {
+  if (allow_reversed) {
+    logger().warn("{}: {}; used as written (--allow-reversed)", path, finding);
+    return;
+  }
+  throw_input_error(path, 0,
+                    finding +
+                        ". Swap the two columns (the file must be source<TAB>target), or give "
+                        "--allow-reversed to use it as it is.");
+}
+
+}  // namespace
+
+void check_orientation(const PairList& pairs, const Orientation& orientation, const std::string& against,
+                       bool allow_reversed) {
+  if (!orientation.looks_reversed()) return;
+  report_reversed(pairs.path,
+                  fmt::format("the columns look swapped: {} of {} pairs fit {} as target<TAB>source, only {} as "
+                              "source<TAB>target",
+                              orientation.reversed, orientation.pairs, against, orientation.as_written),
+                  allow_reversed);
+}
+
+void check_pairs_against_lists(const PairList& pairs, const TermList& source_terms, const TermList& target_terms,
+                               bool allow_reversed) {
+  const Orientation orientation = count_orientation(
+      pairs, [&](const std::string& term) { return source_terms.contains(term); },
+      [&](const std::string& term) { return target_terms.contains(term); });
+  check_orientation(pairs, orientation, "the term lists " + source_terms.path + " and " + target_terms.path,
+                    allow_reversed);
+}
+
+void check_predictions_against_gold(const PairList& predictions, const PairList& gold, bool allow_reversed) {
+  std::unordered_set<std::string> gold_pairs;
+  for (const auto& [source, target] : gold.pairs) gold_pairs.insert(source + '\t' + target);
+  Orientation orientation;
+  orientation.pairs = predictions.pairs.size();
+  for (const auto& [source, target] : predictions.pairs) {
+    orientation.as_written += gold_pairs.count(source + '\t' + target);
+    orientation.reversed += gold_pairs.count(target + '\t' + source);
+  }
+  // Hits can be few in a long list: far more reversed hits than hits, and at least a few, is the sign.
+  if (orientation.reversed <= 2 * orientation.as_written || orientation.reversed < 5) return;
+  report_reversed(predictions.path,
+                  fmt::format("the columns look swapped: {} of {} pairs are gold pairs of {} reversed "
+                              "(target<TAB>source), only {} as written",
+                              orientation.reversed, orientation.pairs, gold.path, orientation.as_written),
+                  allow_reversed);
+}
+
+void check_seed_against_vectors(const PairList& seed, const Embeddings& source, const Embeddings& target,
+                                bool allow_reversed) {
+  const Orientation orientation = count_orientation(
+      seed, [&](const std::string& word) { return known_word(source, word); },
+      [&](const std::string& word) { return known_word(target, word); });
+  check_orientation(seed, orientation, "the vectors " + source.path + " and " + target.path, allow_reversed);
+}
+
+void warn_if_low_seed_coverage(const std::string& seed_path, std::size_t usable, std::size_t pairs,
+                               const std::string& source_vectors, const std::string& target_vectors) {
+  if (pairs == 0 || static_cast<double>(usable) >= kLowSeedCoverage * static_cast<double>(pairs)) return;
+  logger().warn(
+      "{}: only {} of {} seed pairs ({}) have both sides in {} and {}: the mapping is fitted on few pairs. Likely "
+      "causes: the seed lexicon is of other languages or its columns are swapped, or the vectors are of other "
+      "languages or trimmed to other words.",
+      seed_path, usable, pairs, percent(usable, pairs), source_vectors, target_vectors);
+}
+
+double known_term_share(const TermList& terms, const Embeddings& vectors, std::size_t sample) {
+  if (terms.size() == 0) return 1.0;
+  const std::size_t count = std::min(sample, terms.size());
+  std::size_t known = 0;
+  for (std::size_t i = 0; i < count; ++i) {
+    const std::vector<std::string> words = split_words(terms.terms[i * terms.size() / count]);
+    known += std::all_of(words.begin(), words.end(), [&](const std::string& w) { return known_word(vectors, w); });
+  }
+  return static_cast<double>(known) / static_cast<double>(count);
+}
+
+void check_terms_against_vectors(const TermList& source_terms, const TermList& target_terms,
+                                 const Embeddings& source, const Embeddings& target) {
+  struct Side {
+    const char* name;
+    const TermList& terms;
+    const Embeddings& own;
+    const Embeddings& other;
+  };
+  for (const Side& side :
+       {Side{"source", source_terms, source, target}, Side{"target", target_terms, target, source}}) {
+    const double own = known_term_share(side.terms, side.own);
+    if (own >= 0.5) continue;
+    const double other = known_term_share(side.terms, side.other);
+    const std::string cause =
+        other > own ? fmt::format(
+                          "their words are more often words of the other language's vectors {} ({:.0f} %): "
+                          "are --src-terms and --tgt-terms swapped?",
+                          side.other.path, 100 * other)
+                    : fmt::format("are the vectors {} of the term list's language?", side.own.path);
+    logger().warn("{}: only {:.0f} % of the {} terms are made of words of the vectors {}; {}", side.terms.path,
+                  100 * own, side.name, side.own.path, cause);
+  }
+}
+
+}  // namespace termalign

@@ -1,0 +1,332 @@
+// The conveniences of issue 21: .vec.gz input, mapped vectors written out, the seed of identical words, a BUCC
+// dataset folder, --explain, configuration values as typed, --help and suggestions for mistyped names.
+#include <sys/wait.h>
+#include <zlib.h>
+
+#include <catch2/catch.hpp>
+#include <cmath>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "command_output.h"
+#include "termalign/config.h"
+#include "termalign/embeddings.h"
+#include "termalign/error.h"
+#include "termalign/evaluation.h"
+#include "termalign/io.h"
+#include "termalign/lexicon.h"
+#include "termalign/orthography.h"
+#include "termalign/seed.h"
+
+namespace fs = std::filesystem;
+using namespace termalign;
+
+namespace {
+
+const std::string kSample = TERMALIGN_SOURCE_DIR "/data/sample/";
+const std::string kModels = TERMALIGN_SOURCE_DIR "/models/sample/";
+
+std::string scratch_dir(const std::string& name) {
+  const fs::path dir = fs::path(TERMALIGN_BINARY_DIR) / "test-conveniences" / name;
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  return dir.string();
+}
+
+// Runs the CLI with `arguments` (a shell fragment); stdout, plus stderr when `with_errors`.
+CommandResult run_cli(const std::string& arguments, bool with_errors = false) {
+  return run(std::string("'") + TERMALIGN_CLI + "' " + arguments + (with_errors ? " 2>&1" : " 2>/dev/null"));
+}
+
+// `path` compressed into `gz` by zlib, in gzip format.
+void gzip_file(const std::string& path, const std::string& gz) {
+  const std::string text = read_file(path);
+  gzFile out = gzopen(gz.c_str(), "wb6");
+  REQUIRE(out != nullptr);
+  REQUIRE(gzwrite(out, text.data(), static_cast<unsigned>(text.size())) == static_cast<int>(text.size()));
+  REQUIRE(gzclose(out) == Z_OK);
+}
+
+std::vector<std::string> lines_of(const std::string& text) {
+  std::vector<std::string> lines;
+  std::istringstream stream(text);
+  for (std::string line; std::getline(stream, line);) lines.push_back(line);
+  return lines;
+}
+
+std::vector<std::string> fields_of(const std::string& line) {
+  std::vector<std::string> fields;
+  std::istringstream stream(line);
+  for (std::string field; std::getline(stream, field, '\t');) fields.push_back(field);
+  return fields;
+}
+
+// The sample's align command line (no refinement: quicker, and these tests are not about the mapping).
+std::string sample_align(const std::string& src_vectors, const std::string& tgt_vectors, const std::string& out) {
+  return "align --src-vectors '" + src_vectors + "' --tgt-vectors '" + tgt_vectors + "' --seed '" + kSample +
+         "seed-en-fr.txt' --src-terms '" + kSample + "terms-en.txt' --tgt-terms '" + kSample +
+         "terms-fr.txt' --refine-iterations 0 --out '" + out + "'";
+}
+
+}  // namespace
+
+// --- .vec.gz -------------------------------------------------------------------------------------------------
+
+TEST_CASE(".vec.gz loads the same words and vectors as the .vec, in pieces crossing many borders", "[formats]") {
+  const std::string dir = scratch_dir("vec-gz");
+  const std::string gz = dir + "/en.vec.gz";
+  gzip_file(kModels + "en.vec", gz);
+  for (const std::size_t chunk : {std::size_t{0}, std::size_t{4096}}) {
+    LoadOptions options;
+    options.threads = 2;
+    options.chunk_bytes = chunk;
+    const Embeddings plain = load_vec(kModels + "en.vec", options);
+    const Embeddings compressed = load_embeddings(gz, options);
+    CHECK(compressed.words == plain.words);
+    REQUIRE(compressed.vectors.rows() == plain.vectors.rows());
+    CHECK((compressed.vectors.array() == plain.vectors.array()).all());
+  }
+}
+
+TEST_CASE("align with .vec.gz vectors writes byte-identical outputs to the .vec", "[formats]") {
+  const std::string dir = scratch_dir("align-gz");
+  gzip_file(kModels + "en.vec", dir + "/en.vec.gz");
+  gzip_file(kModels + "fr.vec", dir + "/fr.vec.gz");
+  REQUIRE(run_cli(sample_align(kModels + "en.vec", kModels + "fr.vec", dir + "/plain.tsv") + " --scores '" + dir +
+                  "/plain-scores.tsv'")
+              .exit_code == 0);
+  REQUIRE(run_cli(sample_align(dir + "/en.vec.gz", dir + "/fr.vec.gz", dir + "/gz.tsv") + " --scores '" + dir +
+                  "/gz-scores.tsv'")
+              .exit_code == 0);
+  const std::string plain = read_file(dir + "/plain.tsv");
+  CHECK(plain.size() > 1000);
+  CHECK(read_file(dir + "/gz.tsv") == plain);
+  CHECK(read_file(dir + "/gz-scores.tsv") == read_file(dir + "/plain-scores.tsv"));
+}
+
+TEST_CASE("a truncated or corrupt .vec.gz is an input error naming the file", "[formats]") {
+  const std::string dir = scratch_dir("bad-gz");
+  gzip_file(kModels + "en.vec", dir + "/whole.vec.gz");
+  const std::string whole = read_file(dir + "/whole.vec.gz");
+  const std::string truncated = dir + "/truncated.vec.gz";
+  std::ofstream(truncated, std::ios::binary) << whole.substr(0, whole.size() / 2);
+  CHECK_THROWS_WITH(load_embeddings(truncated), Catch::StartsWith(truncated + ": truncated gzip file"));
+  std::string damaged = whole;
+  for (std::size_t i = 100; i < 200; ++i) damaged[i] = static_cast<char>(damaged[i] ^ 0x5a);
+  const std::string corrupt = dir + "/corrupt.vec.gz";
+  std::ofstream(corrupt, std::ios::binary) << damaged;
+  CHECK_THROWS_WITH(load_embeddings(corrupt), Catch::StartsWith(corrupt + ": corrupt gzip file"));
+  // An error inside the text names its line, as for a .vec.
+  std::string text = read_file(kModels + "en.vec");
+  const auto third_line = text.find('\n', text.find('\n') + 1) + 1;
+  text.insert(text.find(' ', third_line) + 1, "abc ");
+  std::ofstream(dir + "/bad.vec", std::ios::binary) << text;
+  gzip_file(dir + "/bad.vec", dir + "/bad.vec.gz");
+  CHECK_THROWS_WITH(load_embeddings(dir + "/bad.vec.gz"), Catch::StartsWith(dir + "/bad.vec.gz:3: value 1 'abc'"));
+}
+
+// --- Mapped vectors written out ------------------------------------------------------------------------------
+
+TEST_CASE("format_vec writes vectors that read back to the same floats", "[formats]") {
+  const std::string dir = scratch_dir("format-vec");
+  Matrix vectors(3, 4);
+  vectors << 0.1f, -1e-7f, 3.0f, 1.0f / 3, 12345.678f, 0.0f, -0.5f, 2e20f, 1.17549435e-38f, 7.0f, -7.0f, 0.25f;
+  const std::vector<std::string> words = {"un", "deux", "trois"};
+  write_file_atomically(dir + "/v.vec", format_vec(words, vectors, 2));
+  const Embeddings loaded = load_vec(dir + "/v.vec");
+  CHECK(loaded.words == words);
+  CHECK((loaded.vectors.array() == vectors.array()).all());
+}
+
+TEST_CASE("align --save-mapped-vectors writes both mapped vocabularies as .vec", "[formats]") {
+  const std::string dir = scratch_dir("mapped");
+  const auto result = run_cli(sample_align(kModels + "en.vec", kModels + "fr.vec", dir + "/out.tsv") +
+                              " --save-mapped-vectors '" + dir + "/mapped' --threads 1");
+  REQUIRE(result.exit_code == 0);
+  const Embeddings source = load_vec(dir + "/mapped.src.vec"), target = load_vec(dir + "/mapped.tgt.vec");
+  CHECK(source.size() == load_vec(kModels + "en.vec").size());  // the sample's vectors are all loaded
+  CHECK(target.size() == load_vec(kModels + "fr.vec").size());
+  REQUIRE(source.dim() == target.dim());
+  // In the shared space a seed pair is far closer than a pair of unrelated words.
+  const PairList seed = read_pairs(kSample + "seed-en-fr.txt", PairFileKind::seed_lexicon);
+  const auto cosine = [&](std::size_t s, std::size_t t) {
+    const auto a = source.vectors.row(static_cast<Eigen::Index>(s)),
+               b = target.vectors.row(static_cast<Eigen::Index>(t));
+    return a.dot(b) / (a.norm() * b.norm());
+  };
+  double matched = 0, shifted = 0;
+  std::vector<std::pair<std::size_t, std::size_t>> rows;
+  for (const auto& [s, t] : seed.pairs) {
+    if (source.row(s) && target.row(t)) rows.emplace_back(*source.row(s), *target.row(t));
+  }
+  REQUIRE(rows.size() > 500);
+  for (std::size_t i = 0; i < rows.size(); ++i) {
+    matched += cosine(rows[i].first, rows[i].second);
+    shifted += cosine(rows[i].first, rows[(i + 7) % rows.size()].second);
+  }
+  CHECK(matched / rows.size() > shifted / rows.size() + 0.2);
+}
+
+// --- The seed of identical words -----------------------------------------------------------------------------
+
+TEST_CASE("identical_seed pairs the words written alike, in the source's order", "[seed]") {
+  Embeddings source, target;
+  source.words = {"the", "web", "de", "menu", "Menu"};
+  target.words = {"menu", "de", "le", "web"};
+  for (std::size_t i = 0; i < source.words.size(); ++i) source.rows.emplace(source.words[i], i);
+  for (std::size_t i = 0; i < target.words.size(); ++i) target.rows.emplace(target.words[i], i);
+  const PairList seed = identical_seed(source, target);
+  const std::vector<std::pair<std::string, std::string>> expected = {
+      {"web", "web"}, {"de", "de"}, {"menu", "menu"}};
+  CHECK(seed.pairs == expected);
+  CHECK(seed.path == "identical");
+}
+
+TEST_CASE("align --seed identical needs no lexicon and comes close to the seeded run on the sample", "[seed]") {
+  const std::string dir = scratch_dir("identical");
+  const std::string common = "align --src-vectors '" + kModels + "en.vec' --tgt-vectors '" + kModels +
+                             "fr.vec' --src-terms '" + kSample + "terms-en.txt' --tgt-terms '" + kSample +
+                             "terms-fr.txt'";
+  const auto identical = run_cli(common + " --seed identical --out '" + dir + "/identical.tsv'", true);
+  REQUIRE(identical.exit_code == 0);
+  CHECK_THAT(identical.output, Catch::Contains("seed of identical words: "));
+  CHECK_THAT(identical.output, Catch::Contains("refinement iteration 3/3"));  // the same safeguards and steps
+  REQUIRE(run_cli(common + " --seed '" + kSample + "seed-en-fr.txt' --out '" + dir + "/seeded.tsv'").exit_code ==
+          0);
+  const auto ap = [&](const std::string& run) {
+    const auto report =
+        run_cli("evaluate --gold '" + kSample + "terms-en-fr.txt' --pred '" + dir + "/" + run + "'");
+    REQUIRE(report.exit_code == 0);
+    return std::strtod(report.output.c_str() + 4, nullptr);
+  };
+  const double seeded = ap("seeded.tsv"), from_identical = ap("identical.tsv");
+  WARN("sample AP: seed lexicon " << seeded << ", identical words " << from_identical);
+  CHECK(from_identical >= 0.9 * seeded);
+  // The resolved configuration keeps the keyword, not a path.
+  AlignConfig resolved;
+  load_config(dir + "/identical.tsv.config.toml", resolved);
+  CHECK(resolved.input.seed == "identical");
+  // The minimum of usable seed pairs holds for it as for a lexicon.
+  const auto too_few =
+      run_cli(common + " --seed identical --min-seed-pairs 100000 --out '" + dir + "/x.tsv'", true);
+  CHECK(too_few.exit_code == 3);
+  CHECK_THAT(too_few.output, Catch::Contains("identical: only "));
+}
+
+// --- A BUCC dataset folder -----------------------------------------------------------------------------------
+
+TEST_CASE("align --data-dir --pair reads the dataset's files and scores the run with its gold", "[dataset]") {
+  const std::string dir = scratch_dir("data-dir");
+  const std::string vectors = "--src-vectors '" + kModels + "en.vec' --tgt-vectors '" + kModels + "fr.vec'";
+  const auto with_folder = run_cli("align " + vectors + " --data-dir '" + kSample + "' --pair en-fr --out '" +
+                                   dir + "/folder.tsv' --refine-iterations 0");
+  REQUIRE(with_folder.exit_code == 0);
+  REQUIRE(run_cli(sample_align(kModels + "en.vec", kModels + "fr.vec", dir + "/explicit.tsv")).exit_code == 0);
+  CHECK(read_file(dir + "/folder.tsv") == read_file(dir + "/explicit.tsv"));
+  // The report printed is the scorer's on that submission with the term lists.
+  const auto report =
+      run_cli("evaluate --gold '" + kSample + "terms-en-fr.txt' --pred '" + dir + "/folder.tsv' --src-terms '" +
+              kSample + "terms-en.txt' --tgt-terms '" + kSample + "terms-fr.txt'");
+  CHECK(with_folder.output == report.output);
+  // A folder without the pair's files, and a missing --pair.
+  const auto wrong_pair =
+      run_cli("align " + vectors + " --data-dir '" + kSample + "' --pair en-de --out '" + dir + "/x.tsv'", true);
+  CHECK(wrong_pair.exit_code == 3);
+  CHECK_THAT(wrong_pair.output, Catch::Contains("the dataset folder has no terms-de.txt"));
+  const auto no_pair =
+      run_cli("align " + vectors + " --data-dir '" + kSample + "' --out '" + dir + "/x.tsv'", true);
+  CHECK(no_pair.exit_code == 2);
+  CHECK_THAT(no_pair.output, Catch::Contains("--pair l1-l2"));
+}
+
+// --- --explain -----------------------------------------------------------------------------------------------
+
+TEST_CASE("align --explain gives every output pair the parts of its score", "[explain]") {
+  const std::string dir = scratch_dir("explain");
+  REQUIRE(run_cli(sample_align(kModels + "en.vec", kModels + "fr.vec", dir + "/out.tsv") + " --explain '" + dir +
+                  "/explain.tsv'")
+              .exit_code == 0);
+  const auto submission = lines_of(read_file(dir + "/out.tsv"));
+  const auto explanation = lines_of(read_file(dir + "/explain.tsv"));
+  REQUIRE(explanation.size() == submission.size() + 1);
+  CHECK(explanation[0] == "rank\tsource\ttarget\tscore\tcsls\tcosine\tr_T\tr_S\torthographic\torthographic_bonus");
+  for (std::size_t i = 1; i < explanation.size(); ++i) {
+    const auto f = fields_of(explanation[i]);
+    REQUIRE(f.size() == 10);
+    CHECK(std::stoul(f[0]) == i);
+    CHECK(f[1] + "\t" + f[2] == submission[i - 1]);
+    const double score = std::stod(f[3]), csls = std::stod(f[4]), cosine = std::stod(f[5]);
+    const double r_t = std::stod(f[6]), r_s = std::stod(f[7]), ortho = std::stod(f[8]), bonus = std::stod(f[9]);
+    CHECK(csls == Approx(2 * cosine - r_t - r_s).margin(1e-5));
+    CHECK(bonus == Approx(0.1 * ortho).margin(1e-6));
+    CHECK(ortho == Approx(orthographic_similarity(f[1], f[2])).margin(1e-6));
+    CHECK(score == Approx(csls + bonus).margin(1e-5));
+  }
+}
+
+TEST_CASE("align --explain with a re-ranker: the bias plus the contributions is the score", "[explain]") {
+  const std::string dir = scratch_dir("explain-reranker");
+  REQUIRE(run_cli(sample_align(kModels + "en.vec", kModels + "fr.vec", dir + "/out.tsv") + " --reranker '" +
+                  TERMALIGN_SOURCE_DIR + "/models/reranker-enfr.txt' --explain '" + dir + "/explain.tsv'")
+              .exit_code == 0);
+  const auto explanation = lines_of(read_file(dir + "/explain.tsv"));
+  const auto header = fields_of(explanation.at(0));
+  REQUIRE(header.size() == 11 + 2 * 19);
+  CHECK(header[10] == "reranker_bias");
+  CHECK(header[11] == "feature:csls");
+  CHECK(header[12] == "contribution:csls");
+  REQUIRE(explanation.size() > 100);
+  for (std::size_t i = 1; i < explanation.size(); ++i) {
+    const auto f = fields_of(explanation[i]);
+    REQUIRE(f.size() == header.size());
+    double logit = std::stod(f[10]);
+    for (std::size_t j = 12; j < f.size(); j += 2) logit += std::stod(f[j]);
+    CHECK(std::stod(f[3]) == Approx(logit).margin(1e-4));
+    CHECK(std::stod(f[11]) == Approx(std::stod(f[4])).margin(1e-6));  // the csls feature is the csls column
+  }
+}
+
+// --- Configuration values as typed, --help, suggestions ------------------------------------------------------
+
+TEST_CASE("the resolved configuration writes floats as typed", "[config]") {
+  AlignConfig config;
+  config.orthography.weight = 0.1;
+  config.input.corpus_weight = 0.3;
+  config.mapping.src_reweight = 1.0;
+  const std::string text = to_toml(config);
+  CHECK_THAT(text, Catch::Contains("\nweight = 0.1\n"));
+  CHECK_THAT(text, Catch::Contains("\ncorpus_weight = 0.3\n"));
+  CHECK_THAT(text, Catch::Contains("\nsrc_reweight = 1.0\n"));
+  AlignConfig reloaded;
+  apply_toml(reloaded, text, "resolved");
+  CHECK(reloaded.orthography.weight == 0.1);
+  CHECK(reloaded.input.corpus_weight == 0.3);
+  CHECK(reloaded.mapping.src_reweight == 1.0);
+}
+
+TEST_CASE("--help names the required inputs and shows an example", "[cli]") {
+  const auto align = run_cli("align --help");
+  CHECK(align.exit_code == 0);
+  CHECK_THAT(align.output, Catch::Contains("Required: --src-vectors, --tgt-vectors, --src-terms, --tgt-terms"));
+  CHECK_THAT(align.output, Catch::Contains("Example:\n  termalign align --src-vectors"));
+  const auto evaluate = run_cli("evaluate --help");
+  CHECK_THAT(evaluate.output, Catch::Contains("Example:\n  termalign evaluate --gold"));
+  CHECK_THAT(evaluate.output, Catch::Contains("Required: --gold and --pred."));
+}
+
+TEST_CASE("a mistyped sub-command or flag gets a suggestion and exit 2", "[cli]") {
+  const auto command = run_cli("algin --seed x", true);
+  CHECK(command.exit_code == 2);
+  CHECK_THAT(command.output, Catch::Contains("unknown command 'algin'; did you mean 'align'?"));
+  const auto flag = run_cli("align --sed x --src-term y --out z", true);
+  CHECK(flag.exit_code == 2);
+  CHECK_THAT(flag.output, Catch::Contains("unknown flag '--sed'; did you mean '--seed'?"));
+  CHECK_THAT(flag.output, Catch::Contains("unknown flag '--src-term'; did you mean '--src-terms'?"));
+  const auto far = run_cli("evaluate --gold a --pred b --completely-different", true);
+  CHECK(far.exit_code == 2);
+  CHECK_THAT(far.output, !Catch::Contains("did you mean"));
+}
