@@ -115,10 +115,9 @@ Mapping normalise_pair(const AlignConfig& config, Embeddings& source, Embeddings
   return mapping;
 }
 
-// Fits the mapping's transforms on the seed pairs both normalised sides know. The products over the pairs use the
-// threads; without refinement, the d x d decompositions that finish the fit (the SVD: serial) are returned as a
-// step still to run, which compose_mapped runs beside the composition (it needs only the normalisers). With
-// refinement, which uses the threads itself, the fit is complete on return and the step is empty.
+// Fits the mapping's transforms on the seed pairs both normalised sides know. The products over the pairs and the
+// refinement's iterations use the threads; the d x d decompositions that finish the fit (serial) are returned as a
+// step still to run, which compose_mapped runs beside the composition (it needs only the normalisers).
 std::function<void()> fit_seed_transforms(const PairList& seed, const AlignConfig& config, const Embeddings& source,
                                           const Embeddings& target, Mapping& mapping, std::size_t& usable) {
   const int threads = config.scoring.threads;
@@ -139,11 +138,10 @@ std::function<void()> fit_seed_transforms(const PairList& seed, const AlignConfi
     mapping.source_transform = std::move(fitted.source_transform);
     mapping.target_transform = std::move(fitted.target_transform);
   };
-  if (config.mapping.refine_iterations > 0) {
-    take_transforms(fit_mapping(Xs, Zt, source.vectors, target.vectors, config.mapping, threads));
-    return {};
-  }
-  auto products = std::make_shared<const SeedProducts>(seed_products(Xs, Zt, config.mapping, threads));
+  // The refinement's iterations use the threads; its final products, like the seed's without refinement, are
+  // decomposed beside the composition.
+  auto products = std::make_shared<const SeedProducts>(
+      refined_seed_products(Xs, Zt, source.vectors, target.vectors, config.mapping, threads));
   return [products, &options = config.mapping, take_transforms] {
     take_transforms(mapping_from_products(*products, options));
   };
@@ -253,30 +251,44 @@ std::unordered_map<std::uint64_t, float> add_reverse_candidates(const ComposedTe
   return rank;
 }
 
-// The Latin spelling of every term of a list, computed once for the orthographic candidates and the evidence.
-std::vector<std::string> latin_spellings(const TermList& list, bool transliterate, int threads) {
-  std::vector<std::string> latin(list.size());
-  parallel_for(list.size(), threads,
-               [&](std::size_t i) { latin[i] = latin_spelling(list.terms[i], transliterate); });
-  return latin;
+// What the orthographic candidates and evidence need of every term of a list, computed once, on the threads.
+struct Spellings {
+  std::vector<std::string> latin;     // Latin spelling
+  std::vector<NgramProfile> profile;  // its n-gram profile
+  std::vector<std::uint16_t> words;   // words in the term
+};
+
+Spellings term_spellings(const TermList& list, bool transliterate, int threads) {
+  Spellings spellings;
+  spellings.latin.resize(list.size());
+  spellings.profile.resize(list.size());
+  spellings.words.resize(list.size());
+  parallel_for(list.size(), threads, [&](std::size_t i) {
+    spellings.latin[i] = latin_spelling(list.terms[i], transliterate);
+    spellings.profile[i] = ngram_profile(spellings.latin[i]);
+    spellings.words[i] =
+        static_cast<std::uint16_t>(std::min<std::size_t>(split_words(list.terms[i]).size(), 65535));
+  });
+  return spellings;
 }
 
 // Adds each source term's closest spellings among the targets, scored by CSLS like the others. In a group, every
 // process searches for its share of the sources and rank 0 adds them all (the others add nothing).
 void add_orthographic_candidates(const ComposedTerms& X, const ComposedTerms& Z, const NeighbourhoodMeans& means,
-                                 const std::vector<std::string>& source_latin,
-                                 const std::vector<std::string>& target_latin, std::size_t m, int threads,
-                                 const ProcessGroup& group, std::vector<Candidate>& candidates) {
+                                 const Spellings& source_spellings, const Spellings& target_spellings,
+                                 std::size_t m, int threads, const ProcessGroup& group,
+                                 std::vector<Candidate>& candidates) {
   auto profiles = [threads](const ComposedTerms& composed, std::size_t begin, std::size_t end,
-                            const std::vector<std::string>& latin) {
+                            const Spellings& spellings) {
     std::vector<NgramProfile> usable(end - begin);
     parallel_for(usable.size(), threads,
-                 [&](std::size_t row) { usable[row] = ngram_profile(latin[composed.term_ids[begin + row]]); });
+                 [&](std::size_t row) { usable[row] = spellings.profile[composed.term_ids[begin + row]]; });
     return usable;
   };
   const auto [first, last] = row_share(X.term_ids.size(), group.rank(), group.size());
-  const auto matches = orthographic_neighbours(profiles(X, first, last, source_latin),
-                                               profiles(Z, 0, Z.term_ids.size(), target_latin), m, 0.3, threads);
+  const auto matches =
+      orthographic_neighbours(profiles(X, first, last, source_spellings),
+                              profiles(Z, 0, Z.term_ids.size(), target_spellings), m, 0.3, threads);
   std::vector<Candidate> found;
   found.reserve(matches.size());
   for (const auto& match : matches) {
@@ -309,23 +321,27 @@ void require_same_terms(const ComposedTerms& X, const ComposedTerms& Z, const Pr
 }
 
 // Orthographic similarity, identity and sizes of each candidate's two terms.
-void add_term_evidence(const TermList& source_terms, const TermList& target_terms,
-                       const std::vector<std::string>& source_latin, const std::vector<std::string>& target_latin,
+void add_term_evidence(const Spellings& source, const Spellings& target, int threads,
                        CandidateEvidence& evidence) {
-  std::unordered_map<std::uint32_t, NgramProfile> source_profiles, target_profiles;
-  for (std::size_t i = 0; i < evidence.size(); ++i) {
-    const std::uint32_t s = evidence.source[i], t = evidence.target[i];
-    auto& a = source_profiles.try_emplace(s, ngram_profile(source_latin[s])).first->second;
-    auto& b = target_profiles.try_emplace(t, ngram_profile(target_latin[t])).first->second;
-    evidence.orthographic.push_back(static_cast<float>(ngram_similarity(a, b)));
-    evidence.identical.push_back(source_latin[s] == target_latin[t]);
-    evidence.source_words.push_back(static_cast<std::uint16_t>(split_words(source_terms.terms[s]).size()));
-    evidence.target_words.push_back(static_cast<std::uint16_t>(split_words(target_terms.terms[t]).size()));
-    evidence.source_length.push_back(
-        static_cast<std::uint16_t>(std::min<std::size_t>(source_latin[s].size(), 65535)));
-    evidence.target_length.push_back(
-        static_cast<std::uint16_t>(std::min<std::size_t>(target_latin[t].size(), 65535)));
-  }
+  const std::size_t n = evidence.size();
+  evidence.orthographic.resize(n);
+  evidence.identical.resize(n);
+  evidence.source_words.resize(n);
+  evidence.target_words.resize(n);
+  evidence.source_length.resize(n);
+  evidence.target_length.resize(n);
+  constexpr std::size_t kBlock = 4096;
+  parallel_for((n + kBlock - 1) / kBlock, threads, [&](std::size_t block) {
+    for (std::size_t i = block * kBlock; i < std::min(n, (block + 1) * kBlock); ++i) {
+      const std::uint32_t s = evidence.source[i], t = evidence.target[i];
+      evidence.orthographic[i] = static_cast<float>(ngram_similarity(source.profile[s], target.profile[t]));
+      evidence.identical[i] = source.latin[s] == target.latin[t];
+      evidence.source_words[i] = source.words[s];
+      evidence.target_words[i] = target.words[t];
+      evidence.source_length[i] = static_cast<std::uint16_t>(std::min<std::size_t>(source.latin[s].size(), 65535));
+      evidence.target_length[i] = static_cast<std::uint16_t>(std::min<std::size_t>(target.latin[t].size(), 65535));
+    }
+  });
 }
 
 // Soft word alignment of each candidate: for each word its best cosine on the other side, averaged over the words
@@ -575,14 +591,14 @@ CandidateSet generate_candidates(const AlignConfig& config, bool full_evidence, 
   if (full_evidence && selection.top_m > 0) {
     reverse_rank = add_reverse_candidates(X, Z, means, selection.top_m, tiles, group, candidates);
   }
-  std::vector<std::string> source_latin, target_latin;
+  Spellings source_spellings, target_spellings;
   if (orthographic) {
-    source_latin = latin_spellings(source_terms, config.orthography.transliterate, threads);
-    target_latin = latin_spellings(target_terms, config.orthography.transliterate, threads);
+    source_spellings = term_spellings(source_terms, config.orthography.transliterate, threads);
+    target_spellings = term_spellings(target_terms, config.orthography.transliterate, threads);
   }
   if (orthographic && config.orthography.candidates > 0) {
-    add_orthographic_candidates(X, Z, means, source_latin, target_latin, config.orthography.candidates, threads,
-                                group, candidates);
+    add_orthographic_candidates(X, Z, means, source_spellings, target_spellings, config.orthography.candidates,
+                                threads, group, candidates);
   }
   if (!group.is_root()) {  // its share is with rank 0, which finishes alone
     result.evidence = {};
@@ -601,7 +617,7 @@ CandidateSet generate_candidates(const AlignConfig& config, bool full_evidence, 
       evidence.reverse_rank.push_back(found == reverse_rank.end() ? 0.0f : found->second);
     }
   }
-  if (orthographic) add_term_evidence(source_terms, target_terms, source_latin, target_latin, evidence);
+  if (orthographic) add_term_evidence(source_spellings, target_spellings, threads, evidence);
   if (full_evidence) {
     add_word_alignment(source_terms, target_terms, source_composer, target_composer, mapping, threads, evidence);
   }

@@ -109,8 +109,9 @@ Mapping mapping_from_products(const SeedProducts& products, const MappingOptions
   Whitening source_whitening{identity, identity}, target_whitening{identity, identity};
   MatrixD whitened_cross;
   if (options.whiten) {
-    source_whitening = whitening(products.source_gram, products.pairs, "source");
-    target_whitening = whitening(products.target_gram, products.pairs, "target");
+    // The two eigendecompositions on two threads (each single-threaded inside the region: the same bits).
+    run_both([&] { source_whitening = whitening(products.source_gram, products.pairs, "source"); },
+             [&] { target_whitening = whitening(products.target_gram, products.pairs, "target"); }, 2);
     whitened_cross = source_whitening.transform * products.cross * target_whitening.transform;
   }
   const auto svd = cross_covariance_svd(options.whiten ? whitened_cross : products.cross);
@@ -419,10 +420,10 @@ double share_of_hits(const std::vector<char>& hits) {
              : static_cast<double>(std::count(hits.begin(), hits.end(), 1)) / static_cast<double>(hits.size());
 }
 
-// The mapping fitted on the seed pairs `fit` of (Xs, Zt) plus the induced word pairs.
-Mapping fit_with_dictionary(const Matrix& Xs, const Matrix& Zt, const std::vector<Eigen::Index>& fit,
-                            const Matrix& source_words, const Matrix& target_words, const WordPairs& dictionary,
-                            const MappingOptions& options, int threads) {
+// The seed products of the pairs `fit` of (Xs, Zt) plus the induced word pairs.
+SeedProducts products_with_dictionary(const Matrix& Xs, const Matrix& Zt, const std::vector<Eigen::Index>& fit,
+                                      const Matrix& source_words, const Matrix& target_words,
+                                      const WordPairs& dictionary, const MappingOptions& options, int threads) {
   // The induced pairs come after the seed pairs, which always stay in the training set.
   const auto seed = static_cast<Eigen::Index>(fit.size());
   const Eigen::Index rows = seed + static_cast<Eigen::Index>(dictionary.size());
@@ -435,15 +436,28 @@ Mapping fit_with_dictionary(const Matrix& Xs, const Matrix& Zt, const std::vecto
     source_pairs.row(seed + static_cast<Eigen::Index>(i)) = source_words.row(dictionary[i].first);
     target_pairs.row(seed + static_cast<Eigen::Index>(i)) = target_words.row(dictionary[i].second);
   }
-  return mapping_from_products(seed_products(source_pairs, target_pairs, options, threads), options);
+  return seed_products(source_pairs, target_pairs, options, threads);
+}
+
+// The mapping fitted on the seed pairs `fit` of (Xs, Zt) plus the induced word pairs.
+Mapping fit_with_dictionary(const Matrix& Xs, const Matrix& Zt, const std::vector<Eigen::Index>& fit,
+                            const Matrix& source_words, const Matrix& target_words, const WordPairs& dictionary,
+                            const MappingOptions& options, int threads) {
+  return mapping_from_products(
+      products_with_dictionary(Xs, Zt, fit, source_words, target_words, dictionary, options, threads), options);
 }
 
 }  // namespace
 
 Mapping fit_mapping(const Matrix& Xs, const Matrix& Zt, const Matrix& source_vocabulary,
                     const Matrix& target_vocabulary, const MappingOptions& options, int threads) {
-  if (options.refine_iterations == 0)
-    return mapping_from_products(seed_products(Xs, Zt, options, threads), options);
+  return mapping_from_products(
+      refined_seed_products(Xs, Zt, source_vocabulary, target_vocabulary, options, threads), options);
+}
+
+SeedProducts refined_seed_products(const Matrix& Xs, const Matrix& Zt, const Matrix& source_vocabulary,
+                                   const Matrix& target_vocabulary, const MappingOptions& options, int threads) {
+  if (options.refine_iterations == 0) return seed_products(Xs, Zt, options, threads);
 
   const auto most_frequent = [&](const Matrix& vocabulary) -> Matrix {
     return vocabulary.topRows(
@@ -513,10 +527,9 @@ Mapping fit_mapping(const Matrix& Xs, const Matrix& Zt, const Matrix& source_voc
     mapping = std::move(refitted);
     kept = dictionary;
   }
-  if (!checked) return mapping;
   std::vector<Eigen::Index> all(static_cast<std::size_t>(Xs.rows()));
   std::iota(all.begin(), all.end(), 0);
-  return fit_with_dictionary(Xs, Zt, all, source_words, target_words, kept, options, threads);
+  return products_with_dictionary(Xs, Zt, all, source_words, target_words, kept, options, threads);
 }
 
 void save_mapping(const std::string& path, const Mapping& mapping) {

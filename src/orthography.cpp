@@ -4,6 +4,7 @@
 #include <unicode/unistr.h>
 
 #include <algorithm>
+#include <cmath>
 #include <memory>
 #include <mutex>
 
@@ -38,7 +39,11 @@ std::uint32_t hash_ngram(const std::string& text, std::size_t begin, std::size_t
 }  // namespace
 
 std::string latin_spelling(const std::string& term, bool transliterate) {
-  if (!transliterate) return to_lower(term);
+  // ASCII is left as it is by Any-Latin and Latin-ASCII: only lower-cased (most terms of Latin-script languages,
+  // and ICU's rules cost microseconds a term).
+  const bool ascii =
+      std::all_of(term.begin(), term.end(), [](char c) { return static_cast<unsigned char>(c) < 0x80; });
+  if (!transliterate || ascii) return to_lower(term);
   icu::UnicodeString text = icu::UnicodeString::fromUTF8(term);
   latin_transliterator().transliterate(text);
   std::string spelling;
@@ -152,6 +157,22 @@ GramIndex index_targets(const std::vector<NgramProfile>& targets, int threads) {
   return index;
 }
 
+// The n-grams two profiles share, or -1 as soon as they cannot share `needed` (the merge stops there: most of the
+// targets a search scores fall short, and they are told apart early).
+long shared_at_least(const NgramProfile& a, const NgramProfile& b, long needed) {
+  long shared = 0;
+  std::size_t i = 0, j = 0;
+  const std::size_t na = a.size(), nb = b.size();
+  while (i < na && j < nb) {
+    if (shared + static_cast<long>(std::min(na - i, nb - j)) < needed) return -1;
+    const std::uint32_t x = a[i], y = b[j];
+    shared += x == y;
+    i += x <= y;
+    j += y <= x;
+  }
+  return shared >= needed ? shared : -1;
+}
+
 bool better_match(const OrthographicMatch& a, const OrthographicMatch& b) {
   return a.similarity != b.similarity ? a.similarity > b.similarity : a.target < b.target;
 }
@@ -233,7 +254,12 @@ std::vector<OrthographicMatch> orthographic_neighbours(const std::vector<NgramPr
       };
       const auto score = [&](std::uint32_t t) {
         stamp[t] = scored;
-        const auto similarity = static_cast<float>(ngram_similarity(profile, targets[t]));
+        // Dice >= tau needs 2 shared >= tau (|A| + |B|): a target short of that cannot enter the list.
+        const double sizes = own + static_cast<double>(targets[t].size());
+        const auto needed = static_cast<long>(std::ceil((tau() - kSlack) * sizes / 2));
+        const long shared = shared_at_least(profile, targets[t], std::max<long>(needed, 0));
+        if (shared < 0) return;
+        const auto similarity = static_cast<float>(2.0 * static_cast<double>(shared) / sizes);
         if (similarity < minimum) return;
         const OrthographicMatch match{static_cast<std::uint32_t>(s), t, similarity};
         if (best.size() == m && !better_match(match, best.back())) return;
@@ -286,8 +312,8 @@ std::vector<OrthographicMatch> orthographic_neighbours(const std::vector<NgramPr
         for (const std::uint32_t t : touched) {
           if (stamp[t] == scored) continue;
           const double size = index.sizes[t];
-          const double bound = 2 * std::min({count[t] + rest, size, own}) / (own + size);
-          if (bound >= threshold) bounds.emplace_back(bound, t);
+          const double reach = 2 * std::min({count[t] + rest, size, own});  // bound x (|A| + |B|)
+          if (reach >= threshold * (own + size)) bounds.emplace_back(reach / (own + size), t);
         }
       };
       const auto higher = [](const std::pair<double, std::uint32_t>& a,

@@ -61,6 +61,13 @@ struct SeedProducts {
 };
 SeedProducts seed_products(const Matrix& Xs, const Matrix& Zt, const MappingOptions& options, int threads = 0);
 
+// The seed products that fit_mapping decomposes: those of the seed pairs plus, with refinement, the induced
+// dictionary it kept (the iterations themselves are fitted and decomposed here). mapping_from_products of the
+// result is fit_mapping's mapping; the split lets a caller run that serial step beside other work.
+SeedProducts refined_seed_products(const Matrix& Xs, const Matrix& Zt, const Matrix& source_vocabulary,
+                                   const Matrix& target_vocabulary, const MappingOptions& options,
+                                   int threads = 0);
+
 // The multi-step mapping that `options` describe, from the seed products: only d x d decompositions, on the
 // calling thread (fit_mapping without refinement is seed_products, then this). The normalisers are left empty.
 // Usage error when whitening meets seed vectors that do not span every dimension.
