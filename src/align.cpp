@@ -11,6 +11,7 @@
 #include <unordered_map>
 #include <unordered_set>
 
+#include "detail/align_steps.h"
 #include "termalign/composition.h"
 #include "termalign/distributed.h"
 #include "termalign/embeddings.h"
@@ -26,6 +27,7 @@
 #include "termalign/sanity.h"
 #include "termalign/scoring.h"
 #include "termalign/seed.h"
+#include "termalign/vector_cache.h"
 
 namespace termalign {
 
@@ -92,11 +94,12 @@ std::size_t seed_matrices(const PairList& seed, const Embeddings& source, const 
   return static_cast<std::size_t>(rows);
 }
 
-// Both languages' vectors, which must have the same dimension.
+// Both languages' vectors, which must have the same dimension; through `cache` when given (each distinct load
+// once).
 void load_pair(const std::string& source_path, const std::string& target_path, const LoadOptions& source_options,
-               const LoadOptions& target_options, Embeddings& source, Embeddings& target) {
-  source = load_embeddings(source_path, source_options);
-  target = load_embeddings(target_path, target_options);
+               const LoadOptions& target_options, VectorCache* cache, Embeddings& source, Embeddings& target) {
+  source = cache ? cache->load(source_path, source_options) : load_embeddings(source_path, source_options);
+  target = cache ? cache->load(target_path, target_options) : load_embeddings(target_path, target_options);
   if (source.dim() != target.dim()) {
     throw_input_error(target_path, 0,
                       "the vectors have dimension " + std::to_string(target.dim()) + " but the source vectors (" +
@@ -422,7 +425,7 @@ void keep_neighbourhood_means(const ComposedTerms& X, const ComposedTerms& Z, co
 }  // namespace
 
 CandidateSet generate_candidates(const AlignConfig& config, bool full_evidence, AlignmentSummary* summary,
-                                 const ProcessGroup& group) {
+                                 const ProcessGroup& group, VectorCache* cache) {
   config.validate();
   scoring_memory_limit();  // a malformed TERMALIGN_MAX_MEMORY_MB is a usage error before any work, not minutes in
   const auto start = std::chrono::steady_clock::now();
@@ -486,7 +489,8 @@ CandidateSet generate_candidates(const AlignConfig& config, bool full_evidence, 
       config.scoring.threads);
 
   Embeddings source, target;
-  load_pair(config.input.src_vectors, config.input.tgt_vectors, source_options, target_options, source, target);
+  load_pair(config.input.src_vectors, config.input.tgt_vectors, source_options, target_options, cache, source,
+            target);
   check_inputs_against_vectors(config, fit, source_terms, target_terms, source, target, seed);
 
   Mapping mapping;
@@ -521,7 +525,7 @@ CandidateSet generate_candidates(const AlignConfig& config, bool full_evidence, 
     // The corpus-trained vectors: their own normalisation and mapping from the same seed, then side by side.
     Embeddings corpus_source, corpus_target;
     load_pair(config.input.src_corpus_vectors, config.input.tgt_corpus_vectors, source_options, target_options,
-              corpus_source, corpus_target);
+              cache, corpus_source, corpus_target);
     std::size_t usable = 0;
     Mapping corpus_mapping = normalise_pair(config, corpus_source, corpus_target);
     const TermComposer corpus_source_composer(corpus_source, corpus_mapping.source, config.composition);
@@ -696,13 +700,13 @@ std::vector<RankedPair> rank_candidates(const CandidateSet& candidates, const Ei
 }
 
 std::vector<RankedPair> align_terms(const AlignConfig& config, AlignmentSummary* summary,
-                                    const ProcessGroup& group) {
-  const CandidateSet candidates = generate_candidates(config, false, summary, group);
+                                    const ProcessGroup& group, VectorCache* cache) {
+  const CandidateSet candidates = generate_candidates(config, false, summary, group, cache);
   if (!group.is_root()) return {};
   return ranked_pairs(candidates, final_ranking(candidates, config), config.scoring.threads);
 }
 
-AlignmentSummary run_align(const AlignConfig& config, const ProcessGroup& group) {
+AlignmentSummary run_align(const AlignConfig& config, const ProcessGroup& group, VectorCache* cache) {
   if (config.output.out.empty()) throw_usage_error("An output file is needed: give --out.");
   // Every output is written to its temporary file first and renamed only when all are complete, so a failure
   // (a full disk, an interruption) leaves every previous output as it was. The temporary files are created before
@@ -716,7 +720,7 @@ AlignmentSummary run_align(const AlignConfig& config, const ProcessGroup& group)
     resolved_config = std::make_unique<AtomicFile>(resolved);
   }
   AlignmentSummary summary;
-  CandidateSet candidates = generate_candidates(config, false, &summary, group);
+  CandidateSet candidates = generate_candidates(config, false, &summary, group, cache);
   if (!group.is_root()) return summary;
   // align_terms' list, formatted straight from the term lists (no pair's strings copied).
   const int threads = config.scoring.threads;
@@ -746,3 +750,17 @@ AlignmentSummary run_align(const AlignConfig& config, const ProcessGroup& group)
 }
 
 }  // namespace termalign
+
+namespace termalign::detail {
+
+LoadOptions run_load_options(const AlignConfig& config, const std::vector<std::string>& terms,
+                             const std::vector<std::string>& seed_words) {
+  return side_options({&terms, &seed_words}, config);
+}
+
+std::size_t seed_pair_matrices(const PairList& seed, const Embeddings& source, const Embeddings& target,
+                               const Mapping& mapping, int threads, Matrix& Xs, Matrix& Zt) {
+  return seed_matrices(seed, source, target, mapping, threads, Xs, Zt);
+}
+
+}  // namespace termalign::detail

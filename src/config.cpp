@@ -83,6 +83,16 @@ std::string toml_float(double value) {
   return text;
 }
 
+// The CLI flag of an option (without "--"): its key with dashes, except where the flag says which section it is
+// of.
+std::string flag_of(const std::string& section, const std::string& key) {
+  if (section == "orthography" && (key == "weight" || key == "candidates")) return "orthographic-" + key;
+  std::string flag = key;
+  for (char& c : flag)
+    if (c == '_') c = '-';
+  return flag;
+}
+
 template <class Enum>
 std::string enum_name(Enum value) {
   return to_string(value);
@@ -262,6 +272,59 @@ void apply_table(const toml::table& table, const std::string& path, AlignConfig&
 }
 
 }  // namespace
+
+std::vector<OptionName> option_names() {
+  std::vector<OptionName> names;
+  AlignConfig config;
+  visit_options(config, [&](const std::string& section, const std::string& key, auto&) {
+    names.push_back({section, key, flag_of(section, key)});
+  });
+  return names;
+}
+
+void set_option(AlignConfig& config, const std::string& name, const OptionValue& value) {
+  std::string wanted = name;
+  for (char& c : wanted)
+    if (c == '_') c = '-';
+  bool found = false;
+  visit_options(config, [&](const std::string& section, const std::string& key, auto& field) {
+    if (found || (wanted != flag_of(section, key) && name != section + "." + key)) return;
+    found = true;
+    const std::string option = "Option " + flag_of(section, key);
+    using Field = std::decay_t<decltype(field)>;
+    if constexpr (std::is_same_v<Field, bool>) {
+      if (!std::holds_alternative<bool>(value)) throw_usage_error(option + " must be true or false.");
+      field = std::get<bool>(value);
+    } else if constexpr (std::is_floating_point_v<Field>) {
+      if (std::holds_alternative<double>(value)) {
+        field = std::get<double>(value);
+      } else if (std::holds_alternative<std::int64_t>(value)) {
+        field = static_cast<Field>(std::get<std::int64_t>(value));
+      } else {
+        throw_usage_error(option + " must be a number.");
+      }
+    } else if constexpr (std::is_integral_v<Field>) {
+      if (!std::holds_alternative<std::int64_t>(value)) throw_usage_error(option + " must be an integer.");
+      const std::int64_t number = std::get<std::int64_t>(value);
+      if (number < 0) throw_usage_error(option + " cannot be negative (got " + std::to_string(number) + ").");
+      if (static_cast<std::uint64_t>(number) > static_cast<std::uint64_t>(std::numeric_limits<Field>::max()))
+        throw_usage_error(option + " is too large (got " + std::to_string(number) + ").");
+      field = static_cast<Field>(number);
+    } else {
+      if (!std::holds_alternative<std::string>(value)) throw_usage_error(option + " must be a string.");
+      const std::string& text = std::get<std::string>(value);
+      if constexpr (std::is_same_v<Field, std::string>) field = text;
+      try {
+        if constexpr (std::is_same_v<Field, Normalization>) field = parse_normalization(text);
+        if constexpr (std::is_same_v<Field, Neighbourhood>) field = parse_neighbourhood(text);
+        if constexpr (std::is_same_v<Field, Dewhiten>) field = parse_dewhiten(text);
+      } catch (const Error& error) {
+        throw_usage_error(option + ": " + error.what());
+      }
+    }
+  });
+  if (!found) throw_usage_error("Unknown option '" + name + "'.");
+}
 
 std::string resolve_dataset(AlignConfig& config) {
   InputOptions& input = config.input;

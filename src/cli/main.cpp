@@ -1,6 +1,7 @@
 // termalign: bilingual terminology alignment with word embeddings (BUCC 2022).
 #include <CLI/CLI.hpp>
 #include <algorithm>
+#include <cstdlib>
 #include <exception>
 #include <iostream>
 #include <memory>
@@ -72,6 +73,7 @@ void suggest(const CLI::App& app, int argc, char** argv) {
 int main(int argc, char** argv) {
   termalign::tune_allocator();
   termalign::install_interrupt_handlers();  // SIGINT / SIGTERM: remove temporary files, exit 130
+  termalign::use_single_threaded_blas();    // the scoring's tiles may then use OpenBLAS (scoring.h)
 #ifdef TERMALIGN_WITH_MPI
   if (termalign::launched_by_mpi()) {
     const termalign::MpiSession session(&argc, &argv);
@@ -112,6 +114,13 @@ int run(int argc, char** argv, const termalign::ProcessGroup& group) {
   termalign::cli::add_ablate_command(app);
 
   try {
+    // TERMALIGN_TILE_KERNEL=auto|eigen|openblas forces the similarity kernel (scripts/test.sh runs the tests with
+    // each); a malformed value is a usage error before any work.
+    if (const char* kernel = std::getenv("TERMALIGN_TILE_KERNEL"))
+      termalign::set_tile_kernel(termalign::parse_tile_kernel(kernel));
+    // TERMALIGN_MAX_MEMORY_MB: the memory the scoring may use (resources.h); a malformed value likewise.
+    if (const char* megabytes = std::getenv("TERMALIGN_MAX_MEMORY_MB"); megabytes && *megabytes)
+      termalign::set_scoring_memory_limit(termalign::parse_memory_limit_mb(megabytes));
     app.parse(argc, argv);
   } catch (const CLI::ParseError& error) {
     // CLI11's own codes (105, 106, ...) would hide the documented usage code; --help and --version exit 0.
