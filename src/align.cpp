@@ -435,6 +435,32 @@ class PipelineRun {
         full_evidence_(full_evidence || !config.input.reranker.empty()), stats_(stats), group_(group),
         cache_(cache) {}
 
+  // With a cache, the term lists and mapped term vectors of an earlier run with the same inputs, mapping and
+  // composition (a grid's runs that vary the scoring, ranking or orthography): true when they were found, and the
+  // stages up to add_corpus_vectors are skipped. Not with outputs of those stages, the vocabulary neighbourhoods
+  // or the full evidence (they need the word vectors), nor in a group.
+  bool reuse_mapped_terms() {
+    if (!reusable()) return false;
+    const auto kept = std::static_pointer_cast<const MappedTerms>(cache_->find_state(mapped_terms_key()));
+    if (!kept) return false;
+    result_.source_terms = kept->source_terms;
+    result_.target_terms = kept->target_terms;
+    X_ = kept->X;
+    Z_ = kept->Z;
+    stats_.source_terms = result_.source_terms.size();
+    stats_.target_terms = result_.target_terms.size();
+    stats_.seed_pairs = kept->seed_pairs;
+    stats_.seed_pairs_usable = kept->seed_pairs_usable;
+    logger().info("term vectors of an earlier run with the same inputs, mapping and composition reused");
+    return true;
+  }
+  void keep_mapped_terms() {
+    if (!reusable()) return;
+    cache_->keep_state(mapped_terms_key(), std::make_shared<const MappedTerms>(
+                                               MappedTerms{result_.source_terms, result_.target_terms, X_, Z_,
+                                                           stats_.seed_pairs, stats_.seed_pairs_usable}));
+  }
+
   // The term lists and the seed lexicon (a malformed TERMALIGN_TILE_KERNEL choice first, then the lists' errors,
   // then the seed's).
   void read_inputs() {
@@ -629,6 +655,28 @@ class PipelineRun {
   CandidateSet without_evidence() { return std::move(result_); }
 
  private:
+  struct MappedTerms {
+    TermList source_terms, target_terms;
+    ComposedTerms X, Z;
+    std::size_t seed_pairs = 0, seed_pairs_usable = 0;
+  };
+
+  bool reusable() const {
+    return cache_ != nullptr && group_.size() == 1 && !full_evidence_ &&
+           config_.scoring.neighbourhood == Neighbourhood::terms && config_.output.save_mapping.empty() &&
+           config_.output.save_mapped_vectors.empty();
+  }
+
+  // What decides the term vectors: the inputs, the mapping and the composition options (the rest at defaults).
+  std::string mapped_terms_key() const {
+    AlignConfig key;
+    key.input = config_.input;
+    key.output.mapping = config_.output.mapping;
+    key.mapping = config_.mapping;
+    key.composition = config_.composition;
+    return to_toml(key);
+  }
+
   void load_fixed_mapping() {
     mapping_ = load_mapping(config_.output.mapping);
     if (mapping_.source_transform.rows() != source_.dim()) {
@@ -672,10 +720,13 @@ CandidateSet generate_candidates(const AlignConfig& config, bool full_evidence, 
   AlignmentSummary local;
   AlignmentSummary& stats = summary ? *summary : local;
   PipelineRun run(config, full_evidence, stats, group, cache);
-  run.read_inputs();
-  run.load_vectors();
-  run.map_and_compose();
-  run.add_corpus_vectors();
+  if (!run.reuse_mapped_terms()) {
+    run.read_inputs();
+    run.load_vectors();
+    run.map_and_compose();
+    run.add_corpus_vectors();
+    run.keep_mapped_terms();
+  }
   run.release_for_scoring();
   run.score();
   run.add_other_candidates();

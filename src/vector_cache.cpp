@@ -50,9 +50,28 @@ std::size_t VectorCache::files_read() const {
   return files_read_;
 }
 
+std::shared_ptr<const void> VectorCache::find_state(const std::string& key) const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  for (const auto& [kept_key, state] : states_)
+    if (kept_key == key) return state;
+  return nullptr;
+}
+
+void VectorCache::keep_state(const std::string& key, std::shared_ptr<const void> state) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  for (auto& [kept_key, kept] : states_) {
+    if (kept_key == key) {
+      kept = std::move(state);
+      return;
+    }
+  }
+  states_.emplace_back(key, std::move(state));
+}
+
 void VectorCache::clear() {
   std::lock_guard<std::mutex> lock(mutex_);
   entries_.clear();
+  states_.clear();
 }
 
 }  // namespace termalign

@@ -176,7 +176,7 @@ def test_aligner_keeps_its_vectors(caplog):
     with caplog.at_level(logging.INFO, logger="termalign"):
         second = aligner.align(top_m=5)
     assert aligner.files_read == 2  # one source and one target file, for both runs
-    assert any("already loaded" in record.getMessage() for record in caplog.records)
+    assert any("reused" in record.getMessage() for record in caplog.records)
     assert first == termalign.align(config=CONFIG)
     assert second == termalign.align(config=CONFIG, top_m=5)
 
