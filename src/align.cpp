@@ -814,7 +814,7 @@ std::vector<RankedPair> align_terms(const AlignConfig& config, AlignmentSummary*
 }
 
 AlignmentSummary run_align(const AlignConfig& config, const ProcessGroup& group, VectorCache* cache) {
-  if (config.output.out.empty()) throw_usage_error("An output file is needed: give --out.");
+  if (config.output.out.empty()) throw_usage_error("An output file is needed: give `out`.");
   // Every output is written to its temporary file first and renamed only when all are complete, so a failure
   // (a full disk, an interruption) leaves every previous output as it was. The temporary files are created before
   // any work, so an output folder that is missing or cannot be written stops the run at once, not at its end.

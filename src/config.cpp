@@ -3,6 +3,7 @@
 #include <spdlog/fmt/fmt.h>
 #include <toml++/toml.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <filesystem>
 #include <limits>
@@ -164,13 +165,13 @@ void AlignConfig::validate() const {
     if (!condition) throw_usage_error(sentence);
   };
   require(!input.src_vectors.empty() && !input.tgt_vectors.empty(),
-          "Both vector files are needed: give --src-vectors and --tgt-vectors (or [input] in the configuration).");
+          "Both vector files are needed: give `src_vectors` and `tgt_vectors` (or [input] in the configuration).");
   require(!input.src_terms.empty() && !input.tgt_terms.empty(),
-          "Both term lists are needed: give --src-terms and --tgt-terms.");
+          "Both term lists are needed: give `src_terms` and `tgt_terms`.");
   require(!input.seed.empty() || !output.mapping.empty(),
-          "A seed lexicon (--seed) is needed unless a saved mapping is loaded with --mapping.");
+          "A seed lexicon (`seed`) is needed unless a saved mapping is loaded with `mapping`.");
   require(output.mapping.empty() || output.save_mapping.empty(),
-          "--mapping loads a mapping and --save-mapping saves a fitted one: give only one of them.");
+          "`mapping` loads a mapping and `save_mapping` saves a fitted one: give only one of them.");
   require(scoring.k >= 1, "The CSLS neighbourhood k must be at least 1 (got " + std::to_string(scoring.k) + ").");
   require(scoring.tile_rows >= 1 && scoring.tile_cols >= 1, "Tile sizes must be at least 1.");
   require(scoring.threads >= 0, "threads must be 0 (all cores) or a positive number.");
@@ -190,15 +191,16 @@ void AlignConfig::validate() const {
               std::to_string(mapping.refine_validation) + ").");
   require(orthography.weight >= 0, "The orthographic weight cannot be negative.");
   require(input.src_corpus_vectors.empty() == input.tgt_corpus_vectors.empty(),
-          "Corpus vectors are combined for both languages or neither: give both --src-corpus-vectors and "
-          "--tgt-corpus-vectors.");
+          "Corpus vectors are combined for both languages or neither: give both `src_corpus_vectors` and "
+          "`tgt_corpus_vectors`.");
   require(input.corpus_weight >= 0 && input.corpus_weight <= 1,
           "corpus_weight must be between 0 and 1 (got " + std::to_string(input.corpus_weight) + ").");
   require(input.src_corpus_vectors.empty() || scoring.neighbourhood == Neighbourhood::terms,
           "Combined corpus vectors need neighbourhood = \"terms\" (the vocabulary neighbourhoods are words of the "
           "general vectors alone).");
-  require(input.src_corpus_vectors.empty() || output.mapping.empty(),
-          "Combining corpus vectors fits a second mapping from the seed lexicon: it cannot be used with --mapping.");
+  require(
+      input.src_corpus_vectors.empty() || output.mapping.empty(),
+      "Combining corpus vectors fits a second mapping from the seed lexicon: it cannot be used with `mapping`.");
 }
 
 namespace {
@@ -290,7 +292,9 @@ void set_option(AlignConfig& config, const std::string& name, const OptionValue&
   visit_options(config, [&](const std::string& section, const std::string& key, auto& field) {
     if (found || (wanted != flag_of(section, key) && name != section + "." + key)) return;
     found = true;
-    const std::string option = "Option " + flag_of(section, key);
+    std::string keyword = flag_of(section, key);
+    std::replace(keyword.begin(), keyword.end(), '-', '_');
+    const std::string option = "Option `" + keyword + "`";
     using Field = std::decay_t<decltype(field)>;
     if constexpr (std::is_same_v<Field, bool>) {
       if (!std::holds_alternative<bool>(value)) throw_usage_error(option + " must be true or false.");
@@ -329,18 +333,18 @@ void set_option(AlignConfig& config, const std::string& name, const OptionValue&
 std::string resolve_dataset(AlignConfig& config) {
   InputOptions& input = config.input;
   if (input.data_dir.empty()) {
-    if (!input.pair.empty()) throw_usage_error("--pair names the language pair of a --data-dir: give both.");
+    if (!input.pair.empty()) throw_usage_error("`pair` names the language pair of a `data_dir`: give both.");
     return {};
   }
   const auto dash = input.pair.find('-');
   if (dash == std::string::npos || dash == 0 || dash + 1 == input.pair.size() ||
       input.pair.find('-', dash + 1) != std::string::npos) {
-    throw_usage_error("--data-dir needs the language pair of its files as --pair l1-l2, e.g. en-fr (got '" +
+    throw_usage_error("`data_dir` needs the language pair of its files as `pair` l1-l2, e.g. en-fr (got '" +
                       input.pair + "').");
   }
   const std::string l1 = input.pair.substr(0, dash), l2 = input.pair.substr(dash + 1);
   const std::filesystem::path dir(input.data_dir);
-  if (!std::filesystem::is_directory(dir)) throw_input_error(input.data_dir, 0, "is not a folder (--data-dir)");
+  if (!std::filesystem::is_directory(dir)) throw_input_error(input.data_dir, 0, "is not a folder (`data_dir`)");
   const auto take = [&](std::string& field, const std::string& name) {
     if (!field.empty()) return;
     const std::filesystem::path file = dir / name;

@@ -99,7 +99,7 @@ def test_options_without_a_configuration_file(sample_pairs):
 def test_errors_are_python_exceptions_with_the_message(tmp_path):
     with pytest.raises(termalign.UsageError, match="no_such_option"):
         termalign.align(config=CONFIG, no_such_option=3)
-    with pytest.raises(termalign.UsageError, match="top-m must be an integer"):
+    with pytest.raises(termalign.UsageError, match="`top_m` must be an integer"):
         termalign.align(config=CONFIG, top_m="ten")
     with pytest.raises(termalign.UsageError, match="cannot be negative"):
         termalign.align(config=CONFIG, top_m=-1)

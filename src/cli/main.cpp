@@ -5,8 +5,11 @@
 #include <exception>
 #include <iostream>
 #include <memory>
+#include <string>
+#include <vector>
 
 #include "commands.h"
+#include "termalign/config.h"
 #include "termalign/error.h"
 #include "termalign/evaluation.h"
 #include "termalign/logging.h"
@@ -66,6 +69,33 @@ void suggest(const CLI::App& app, int argc, char** argv) {
     const std::string name = closest(word, flags);
     if (!name.empty()) std::cerr << "termalign: unknown flag '" << word << "'; did you mean '" << name << "'?\n";
   }
+}
+
+// The library names an option in a message as `keyword` (error.h): on the command line it is the flag.
+std::string with_flags(const std::string& message) {
+  std::vector<std::string> keywords;
+  for (const termalign::OptionName& name : termalign::option_names()) {
+    std::string keyword = name.flag;
+    std::replace(keyword.begin(), keyword.end(), '-', '_');
+    keywords.push_back(keyword);
+  }
+  std::string shown;
+  std::size_t at = 0;
+  while (at < message.size()) {
+    const std::size_t open = message.find('`', at);
+    const std::size_t close = open == std::string::npos ? open : message.find('`', open + 1);
+    if (close == std::string::npos) break;
+    std::string word = message.substr(open + 1, close - open - 1);
+    shown += message.substr(at, open - at);
+    if (std::find(keywords.begin(), keywords.end(), word) != keywords.end()) {
+      std::replace(word.begin(), word.end(), '_', '-');
+      shown += "--" + word;
+    } else {
+      shown += message.substr(open, close - open + 1);
+    }
+    at = close + 1;
+  }
+  return shown + message.substr(std::min(at, message.size()));
 }
 
 }  // namespace
@@ -129,7 +159,7 @@ int run(int argc, char** argv, const termalign::ProcessGroup& group) {
     suggest(app, argc, argv);
     return static_cast<int>(termalign::ErrorKind::usage);
   } catch (const termalign::Error& error) {
-    termalign::logger().error("{}", error.what());
+    termalign::logger().error("{}", with_flags(error.what()));
     return error.exit_code();
   } catch (const std::bad_alloc&) {
     termalign::logger().error("out of memory");
