@@ -4,6 +4,7 @@
 #include <toml++/toml.h>
 
 #include <algorithm>
+#include <charconv>
 #include <cstdint>
 #include <filesystem>
 #include <limits>
@@ -275,6 +276,25 @@ void apply_table(const toml::table& table, const std::string& path, AlignConfig&
 
 }  // namespace
 
+namespace {
+
+// Calls visit(section, key, field) for the option `name` (flag with dashes or underscores, or "section.key");
+// a usage error when there is none.
+template <class Config, class Visitor>
+void visit_option(Config& config, const std::string& name, Visitor&& visit) {
+  std::string wanted = name;
+  std::replace(wanted.begin(), wanted.end(), '_', '-');
+  bool found = false;
+  visit_options(config, [&](const std::string& section, const std::string& key, auto& field) {
+    if (found || (wanted != flag_of(section, key) && name != section + "." + key)) return;
+    found = true;
+    visit(section, key, field);
+  });
+  if (!found) throw_usage_error("Unknown option '" + name + "'.");
+}
+
+}  // namespace
+
 std::vector<OptionName> option_names() {
   std::vector<OptionName> names;
   AlignConfig config;
@@ -285,13 +305,7 @@ std::vector<OptionName> option_names() {
 }
 
 void set_option(AlignConfig& config, const std::string& name, const OptionValue& value) {
-  std::string wanted = name;
-  for (char& c : wanted)
-    if (c == '_') c = '-';
-  bool found = false;
-  visit_options(config, [&](const std::string& section, const std::string& key, auto& field) {
-    if (found || (wanted != flag_of(section, key) && name != section + "." + key)) return;
-    found = true;
+  visit_option(config, name, [&](const std::string& section, const std::string& key, auto& field) {
     std::string keyword = flag_of(section, key);
     std::replace(keyword.begin(), keyword.end(), '-', '_');
     const std::string option = "Option `" + keyword + "`";
@@ -327,7 +341,60 @@ void set_option(AlignConfig& config, const std::string& name, const OptionValue&
       }
     }
   });
-  if (!found) throw_usage_error("Unknown option '" + name + "'.");
+}
+
+void set_option_text(AlignConfig& config, const std::string& name, const std::string& text) {
+  OptionValue value = text;
+  visit_option(config, name, [&](const std::string&, const std::string&, auto& field) {
+    using Field = std::decay_t<decltype(field)>;
+    if constexpr (std::is_same_v<Field, bool>) {
+      for (const char* yes : {"true", "1", "yes", "on"})
+        if (text == yes) value = true;
+      for (const char* no : {"false", "0", "no", "off"})
+        if (text == no) value = false;
+    } else if constexpr (std::is_arithmetic_v<Field>) {
+      const char* end = text.data() + text.size();
+      std::int64_t integer = 0;
+      double number = 0;
+      if (const auto parsed = std::from_chars(text.data(), end, integer);
+          parsed.ec == std::errc() && parsed.ptr == end) {
+        value = integer;
+      } else if (const auto real = std::from_chars(text.data(), end, number);
+                 std::is_floating_point_v<Field> && real.ec == std::errc() && real.ptr == end) {
+        value = number;
+      }
+    }
+  });
+  // A text that is not of the option's type stays a string: set_option's error names the option and the type.
+  try {
+    set_option(config, name, value);
+  } catch (const Error& error) {
+    if (std::holds_alternative<std::string>(value)) {
+      std::string message = error.what();
+      if (!message.empty() && message.back() == '.') message.pop_back();
+      throw_usage_error(message + " (got '" + text + "').");
+    }
+    throw;
+  }
+}
+
+std::string option_text(const AlignConfig& config, const std::string& name) {
+  std::string text;
+  visit_option(config, name, [&](const std::string&, const std::string&, const auto& field) {
+    using Field = std::decay_t<decltype(field)>;
+    if constexpr (std::is_same_v<Field, bool>) {
+      text = field ? "true" : "false";
+    } else if constexpr (std::is_floating_point_v<Field>) {
+      text = fmt::format("{}", field);
+    } else if constexpr (std::is_integral_v<Field>) {
+      text = std::to_string(field);
+    } else if constexpr (std::is_same_v<Field, std::string>) {
+      text = field;
+    } else {
+      text = enum_name(field);
+    }
+  });
+  return text;
 }
 
 std::string resolve_dataset(AlignConfig& config) {

@@ -130,6 +130,11 @@ using OptionValue = std::variant<bool, std::int64_t, double, std::string>;
 // Sets the option named `name`: its flag with dashes or underscores ("top-m", "top_m") or "section.key". A usage
 // error names the option on an unknown name, a value of the wrong type or out of range, or an unknown enum name.
 void set_option(AlignConfig& config, const std::string& name, const OptionValue& value);
+// The same from text as typed on a command line: true/false (also 1/0, yes/no, on/off), a number, a string or an
+// enum name, as the option's type wants.
+void set_option_text(AlignConfig& config, const std::string& name, const std::string& text);
+// An option's value as text (as set_option_text reads it): what --help shows as the default.
+std::string option_text(const AlignConfig& config, const std::string& name);
 
 const char* to_string(Normalization normalization);
 const char* to_string(Neighbourhood neighbourhood);
