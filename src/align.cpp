@@ -12,6 +12,7 @@
 #include <unordered_set>
 
 #include "detail/align_steps.h"
+#include "detail/compose_alongside.h"
 #include "termalign/composition.h"
 #include "termalign/distributed.h"
 #include "termalign/embeddings.h"
@@ -157,7 +158,7 @@ void compose_mapped(const TermList& source_terms, const TermComposer& source_com
                     const std::function<void()>& finish_fit, const AlignConfig& config, ComposedTerms& X,
                     ComposedTerms& Z) {
   const int threads = config.scoring.threads;
-  std::vector<ComposedTerms> composed = compose_lists(
+  std::vector<ComposedTerms> composed = detail::compose_lists_alongside(
       {{source_terms.terms, source_composer}, {target_terms.terms, target_composer}}, threads, finish_fit);
   transform_rows(composed[0].vectors, mapping.source_transform, threads);
   transform_rows(composed[1].vectors, mapping.target_transform, threads);
