@@ -143,4 +143,11 @@ BENCHMARK(BM_NeighbourhoodMeans)->Apply(sizes);
 BENCHMARK(BM_SelectCandidates)->Apply(sizes);
 BENCHMARK(BM_CslsOnePass)->Apply(sizes);
 
-BENCHMARK_MAIN();
+// As the CLI: OpenBLAS single-threaded, so that the tiles may use it (similarity_product, scoring.h).
+int main(int argc, char** argv) {
+  termalign::use_single_threaded_blas();
+  benchmark::Initialize(&argc, argv);
+  benchmark::RunSpecifiedBenchmarks();
+  benchmark::Shutdown();
+  return 0;
+}

@@ -8,8 +8,9 @@ shift || true
 
 packages=(build-essential cmake pkg-config libeigen3-dev libfasttext-dev libspdlog-dev catch2 libcli11-dev
           libtomlplusplus-dev libicu-dev libopenblas-dev libbenchmark-dev python3-numpy python3-matplotlib clang
-          libclang-rt-14-dev zlib1g-dev)
+          libclang-rt-14-dev zlib1g-dev python3-dev python3-pybind11 python3-pytest)
 "$root/scripts/install-packages.sh" "${packages[@]}"
 
-cmake -S "$root" -B "$build" -DCMAKE_BUILD_TYPE=Release "$@" >/dev/null
+# The Python module (build/python/) is part of the default build, so that the test suite covers it.
+cmake -S "$root" -B "$build" -DCMAKE_BUILD_TYPE=Release -DTERMALIGN_PYTHON=ON "$@" >/dev/null
 cmake --build "$build" -j "$(nproc)" -- --no-print-directory >&2

@@ -20,6 +20,7 @@
 #include "termalign/lexicon.h"
 #include "termalign/logging.h"
 #include "termalign/ranking.h"
+#include "termalign/vector_cache.h"
 
 namespace termalign {
 
@@ -286,6 +287,8 @@ AblationResult run_ablation(const AblationGrid& grid, const AblationOptions& opt
     if (found == term_lists.end()) found = term_lists.emplace(term_path, read_term_list(term_path)).first;
     return found->second;
   };
+  // Each distinct vector load once for the whole grid (runs that vary other options copy it).
+  VectorCache vectors;
   EvaluationOptions evaluation_options;
   evaluation_options.breakdown = true;
   const std::size_t count = result.runs.size();
@@ -296,7 +299,7 @@ AblationResult run_ablation(const AblationGrid& grid, const AblationOptions& opt
     AblationRun& run = result.runs[i];
     logger().info("run {}/{}: {}", run.number, count, describe(result.options, run.labels));
     const auto start = std::chrono::steady_clock::now();
-    std::vector<RankedPair> pairs = align_terms(run.config);
+    std::vector<RankedPair> pairs = align_terms(run.config, nullptr, single_process(), &vectors);
     PairList predictions;
     predictions.path = "run " + std::to_string(run.number);
     predictions.pairs.reserve(pairs.size());

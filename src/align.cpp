@@ -11,6 +11,8 @@
 #include <unordered_map>
 #include <unordered_set>
 
+#include "detail/align_steps.h"
+#include "detail/compose_alongside.h"
 #include "termalign/composition.h"
 #include "termalign/distributed.h"
 #include "termalign/embeddings.h"
@@ -26,6 +28,7 @@
 #include "termalign/sanity.h"
 #include "termalign/scoring.h"
 #include "termalign/seed.h"
+#include "termalign/vector_cache.h"
 
 namespace termalign {
 
@@ -92,11 +95,12 @@ std::size_t seed_matrices(const PairList& seed, const Embeddings& source, const 
   return static_cast<std::size_t>(rows);
 }
 
-// Both languages' vectors, which must have the same dimension.
+// Both languages' vectors, which must have the same dimension; through `cache` when given (each distinct load
+// once).
 void load_pair(const std::string& source_path, const std::string& target_path, const LoadOptions& source_options,
-               const LoadOptions& target_options, Embeddings& source, Embeddings& target) {
-  source = load_embeddings(source_path, source_options);
-  target = load_embeddings(target_path, target_options);
+               const LoadOptions& target_options, VectorCache* cache, Embeddings& source, Embeddings& target) {
+  source = cache ? cache->load(source_path, source_options) : load_embeddings(source_path, source_options);
+  target = cache ? cache->load(target_path, target_options) : load_embeddings(target_path, target_options);
   if (source.dim() != target.dim()) {
     throw_input_error(target_path, 0,
                       "the vectors have dimension " + std::to_string(target.dim()) + " but the source vectors (" +
@@ -154,7 +158,7 @@ void compose_mapped(const TermList& source_terms, const TermComposer& source_com
                     const std::function<void()>& finish_fit, const AlignConfig& config, ComposedTerms& X,
                     ComposedTerms& Z) {
   const int threads = config.scoring.threads;
-  std::vector<ComposedTerms> composed = compose_lists(
+  std::vector<ComposedTerms> composed = detail::compose_lists_alongside(
       {{source_terms.terms, source_composer}, {target_terms.terms, target_composer}}, threads, finish_fit);
   transform_rows(composed[0].vectors, mapping.source_transform, threads);
   transform_rows(composed[1].vectors, mapping.target_transform, threads);
@@ -419,211 +423,319 @@ void keep_neighbourhood_means(const ComposedTerms& X, const ComposedTerms& Z, co
   result.target_means = by_term(Z, means.target, result.target_terms.size());
 }
 
+// One run of the pipeline, stage by stage (generate_candidates calls them in order). The run owns what the stages
+// pass on: its inputs, the loaded vectors, the mapping, the term vectors and the scored candidates. The overlaps
+// that make a run fast are scheduled here and nowhere else: the target list is read beside the source list and the
+// seed, each side's word set is built on its own thread, the mapping's serial decompositions run beside the
+// composition (map_and_compose), and the word sets are freed on two threads.
+class PipelineRun {
+ public:
+  PipelineRun(const AlignConfig& config, bool full_evidence, AlignmentSummary& stats, const ProcessGroup& group,
+              VectorCache* cache)
+      : config_(config), threads_(config.scoring.threads), fit_(config.output.mapping.empty()),
+        full_evidence_(full_evidence || !config.input.reranker.empty()), stats_(stats), group_(group),
+        cache_(cache) {}
+
+  // With a cache, the term lists and mapped term vectors of an earlier run with the same inputs, mapping and
+  // composition (a grid's runs that vary the scoring, ranking or orthography): true when they were found, and the
+  // stages up to add_corpus_vectors are skipped. Not with outputs of those stages, the vocabulary neighbourhoods
+  // or the full evidence (they need the word vectors), nor in a group.
+  bool reuse_mapped_terms() {
+    if (!reusable()) return false;
+    const auto kept = std::static_pointer_cast<const MappedTerms>(cache_->find_state(mapped_terms_key()));
+    if (!kept) return false;
+    result_.source_terms = kept->source_terms;
+    result_.target_terms = kept->target_terms;
+    X_ = kept->X;
+    Z_ = kept->Z;
+    stats_.source_terms = result_.source_terms.size();
+    stats_.target_terms = result_.target_terms.size();
+    stats_.seed_pairs = kept->seed_pairs;
+    stats_.seed_pairs_usable = kept->seed_pairs_usable;
+    logger().info("term vectors of an earlier run with the same inputs, mapping and composition reused");
+    return true;
+  }
+  void keep_mapped_terms() {
+    if (!reusable()) return;
+    cache_->keep_state(mapped_terms_key(), std::make_shared<const MappedTerms>(
+                                               MappedTerms{result_.source_terms, result_.target_terms, X_, Z_,
+                                                           stats_.seed_pairs, stats_.seed_pairs_usable}));
+  }
+
+  // The term lists and the seed lexicon (a malformed TERMALIGN_TILE_KERNEL choice first, then the lists' errors,
+  // then the seed's).
+  void read_inputs() {
+    std::exception_ptr seed_error;    // reported after the term lists' errors
+    std::exception_ptr kernel_error;  // a usage error, before the lists' errors
+    // The similarity kernel (whose check of OpenBLAS's rounding takes a few ms) is chosen beside the target list,
+    // which has no seed lexicon to read.
+    try {
+      run_both(
+          [&] {
+            result_.source_terms = read_term_list(config_.input.src_terms);
+            try {
+              if (fit_ && config_.input.seed != kIdenticalSeed) {
+                seed_ = read_pairs(config_.input.seed, PairFileKind::seed_lexicon);
+              }
+            } catch (...) {
+              seed_error = std::current_exception();
+            }
+          },
+          [&] {
+            try {
+              logger().debug("similarity tiles: {}", similarity_kernel());
+            } catch (...) {
+              kernel_error = std::current_exception();
+            }
+            result_.target_terms = read_term_list(config_.input.tgt_terms);
+          },
+          threads_);
+    } catch (...) {
+      if (!kernel_error) throw;
+    }
+    if (kernel_error) std::rethrow_exception(kernel_error);
+    for (const TermList* list : {&result_.source_terms, &result_.target_terms}) {
+      if (list->size() == 0) throw_input_error(list->path, 0, "the term list is empty.");
+    }
+    if (seed_error) std::rethrow_exception(seed_error);
+    stats_.source_terms = result_.source_terms.size();
+    stats_.target_terms = result_.target_terms.size();
+  }
+
+  // Each side's vectors: the words its terms and seed words may look up, and the frequent ones; then the inputs
+  // checked against them (and the `identical` seed made from them).
+  void load_vectors() {
+    std::vector<std::string> seed_sources, seed_targets;
+    for (const auto& [source, target] : seed_.pairs) {
+      seed_sources.push_back(source);
+      seed_targets.push_back(target);
+    }
+    run_both([&] { source_options_ = side_options({&result_.source_terms.terms, &seed_sources}, config_); },
+             [&] { target_options_ = side_options({&result_.target_terms.terms, &seed_targets}, config_); },
+             threads_);
+    load_pair(config_.input.src_vectors, config_.input.tgt_vectors, source_options_, target_options_, cache_,
+              source_, target_);
+    check_inputs_against_vectors(config_, fit_, result_.source_terms, result_.target_terms, source_, target_, seed_);
+  }
+
+  // The mapping (fitted on the seed, or loaded) and both lists' term vectors in the shared space; the fit's
+  // serial decompositions run on one thread while the others compose.
+  void map_and_compose() {
+    std::function<void()> finish_fit;
+    if (fit_) {
+      stats_.seed_pairs = seed_.pairs.size();
+      mapping_ = normalise_pair(config_, source_, target_);
+      finish_fit = fit_seed_transforms(seed_, config_, source_, target_, mapping_, stats_.seed_pairs_usable);
+    } else {
+      load_fixed_mapping();
+    }
+    const TermComposer source_composer(source_, mapping_.source, config_.composition);
+    const TermComposer target_composer(target_, mapping_.target, config_.composition);
+    compose_mapped(result_.source_terms, source_composer, result_.target_terms, target_composer, mapping_,
+                   finish_fit, config_, X_, Z_);
+    if (fit_ && !config_.output.save_mapping.empty()) save_mapping(config_.output.save_mapping, mapping_);
+    if (!config_.output.save_mapped_vectors.empty()) {
+      save_mapped_vectors(config_.output.save_mapped_vectors, source_, target_, mapping_, threads_);
+    }
+  }
+
+  // With corpus-trained vectors: their own normalisation and mapping from the same seed, then side by side.
+  void add_corpus_vectors() {
+    if (config_.input.src_corpus_vectors.empty()) return;
+    Embeddings corpus_source, corpus_target;
+    load_pair(config_.input.src_corpus_vectors, config_.input.tgt_corpus_vectors, source_options_, target_options_,
+              cache_, corpus_source, corpus_target);
+    std::size_t usable = 0;
+    Mapping corpus_mapping = normalise_pair(config_, corpus_source, corpus_target);
+    const TermComposer corpus_source_composer(corpus_source, corpus_mapping.source, config_.composition);
+    const TermComposer corpus_target_composer(corpus_target, corpus_mapping.target, config_.composition);
+    ComposedTerms corpus_X, corpus_Z;
+    compose_mapped(result_.source_terms, corpus_source_composer, result_.target_terms, corpus_target_composer,
+                   corpus_mapping,
+                   fit_seed_transforms(seed_, config_, corpus_source, corpus_target, corpus_mapping, usable),
+                   config_, corpus_X, corpus_Z);
+    X_ = combine_spaces(X_, corpus_X, result_.source_terms.size(), config_.input.corpus_weight);
+    Z_ = combine_spaces(Z_, corpus_Z, result_.target_terms.size(), config_.input.corpus_weight);
+    logger().info("combined with the corpus vectors (weight {}): {} source and {} target terms usable",
+                  config_.input.corpus_weight, X_.term_ids.size(), Z_.term_ids.size());
+  }
+
+  // What the scoring does not need is freed before it: the word sets (tens of thousands of strings each, one on
+  // each thread) and, unless the evidence or the vocabulary neighbourhoods need them, the word vectors and a .bin
+  // model's subword vectors (gigabytes with .bin models).
+  void release_for_scoring() {
+    run_both([&] { source_options_ = {}; }, [&] { target_options_ = {}; }, threads_);
+    logger().debug("composed {} source and {} target term vectors", X_.term_ids.size(), Z_.term_ids.size());
+    log_unusable("source", result_.source_terms, X_);
+    log_unusable("target", result_.target_terms, Z_);
+    stats_.source_usable = X_.term_ids.size();
+    stats_.target_usable = Z_.term_ids.size();
+    require_same_terms(X_, Z_, group_);
+    keeps_word_vectors_ = full_evidence_ || config_.scoring.neighbourhood != Neighbourhood::terms;
+    if (!keeps_word_vectors_) {
+      for (Embeddings* side : {&source_, &target_}) {
+        side->vectors = Matrix();
+        side->subwords.reset();
+      }
+    }
+  }
+
+  // CSLS over the term vectors: the neighbourhood means and each source term's candidates (tiles sized to the
+  // memory there is, the cap, the selection).
+  void score() {
+    tiles_.rows = config_.scoring.tile_rows;
+    tiles_.cols = config_.scoring.tile_cols;
+    tiles_.threads = threads_;
+    guard_scoring_memory(X_.vectors, Z_.vectors, config_, tiles_);  // smaller tiles, or a resources error (exit 5)
+    result_.cap = submission_cap(result_.source_terms.size(), result_.target_terms.size());
+    if (config_.ranking.cap > 0) result_.cap = std::min(result_.cap, config_.ranking.cap);
+    stats_.cap = result_.cap;
+    result_.per_source = config_.ranking.top_m;
+    orthographic_ = full_evidence_ || uses_orthography(config_);
+    selection_.top_m = config_.ranking.top_m;
+    selection_.mutual_m = config_.ranking.mutual_m;
+    selection_.limit = orthographic_ && selection_.top_m > 0 ? 0 : result_.cap;  // rescoring may reorder: cut later
+    if (config_.scoring.neighbourhood == Neighbourhood::terms) {
+      // Neighbourhoods and selection in one pass over the similarities where the selection allows it.
+      CslsSelection scored = csls_select(X_.vectors, Z_.vectors, config_.scoring.k, selection_, tiles_,
+                                         config_.scoring.candidate_pool, group_);
+      means_ = std::move(scored.means);
+      candidates_ = std::move(scored.candidates);
+    } else {
+      const std::size_t n = config_.scoring.neighbourhood_words;
+      means_.source = knn_mean_similarity(X_.vectors, frequent_rows(target_, n, mapping_.target_transform, threads_),
+                                          config_.scoring.k, tiles_, group_);
+      means_.target = knn_mean_similarity(Z_.vectors, frequent_rows(source_, n, mapping_.source_transform, threads_),
+                                          config_.scoring.k, tiles_, group_);
+      candidates_ = select_csls_candidates(X_.vectors, Z_.vectors, means_, selection_, tiles_, group_);
+    }
+  }
+
+  // Candidates from the target side (with the full evidence) and from the spellings (orthographic candidates).
+  void add_other_candidates() {
+    if (full_evidence_ && selection_.top_m > 0) {
+      reverse_rank_ = add_reverse_candidates(X_, Z_, means_, selection_.top_m, tiles_, group_, candidates_);
+    }
+    if (orthographic_) {
+      source_spellings_ = term_spellings(result_.source_terms, config_.orthography.transliterate, threads_);
+      target_spellings_ = term_spellings(result_.target_terms, config_.orthography.transliterate, threads_);
+    }
+    if (orthographic_ && config_.orthography.candidates > 0) {
+      add_orthographic_candidates(X_, Z_, means_, source_spellings_, target_spellings_,
+                                  config_.orthography.candidates, threads_, group_, candidates_);
+    }
+  }
+
+  // The candidates by term ids with their evidence: CSLS and cosine always, the rest as configured.
+  CandidateSet collect_evidence() {
+    keep_neighbourhood_means(X_, Z_, means_, result_);
+    CandidateEvidence& evidence = result_.evidence;
+    for (const Candidate& candidate : candidates_) {
+      evidence.source.push_back(X_.term_ids[candidate.source]);
+      evidence.target.push_back(Z_.term_ids[candidate.target]);
+      evidence.csls.push_back(candidate.score);
+      evidence.cosine.push_back(candidate.cosine);
+      if (full_evidence_) {
+        const auto found = reverse_rank_.find(pair_key(candidate.source, candidate.target));
+        evidence.reverse_rank.push_back(found == reverse_rank_.end() ? 0.0f : found->second);
+      }
+    }
+    if (orthographic_) add_term_evidence(source_spellings_, target_spellings_, threads_, evidence);
+    if (full_evidence_) {
+      // The word vectors are kept for the full evidence (release_for_scoring).
+      TERMALIGN_CHECK(keeps_word_vectors_, "the word alignment needs the word vectors");
+      const TermComposer source_composer(source_, mapping_.source, config_.composition);
+      const TermComposer target_composer(target_, mapping_.target, config_.composition);
+      add_word_alignment(result_.source_terms, result_.target_terms, source_composer, target_composer, mapping_,
+                         threads_, evidence);
+    }
+    return std::move(result_);
+  }
+
+ // A rank of a group other than 0: the term lists, no candidates.
+  CandidateSet without_evidence() { return std::move(result_); }
+
+ private:
+  struct MappedTerms {
+    TermList source_terms, target_terms;
+    ComposedTerms X, Z;
+    std::size_t seed_pairs = 0, seed_pairs_usable = 0;
+  };
+
+  bool reusable() const {
+    return cache_ != nullptr && group_.size() == 1 && !full_evidence_ &&
+           config_.scoring.neighbourhood == Neighbourhood::terms && config_.output.save_mapping.empty() &&
+           config_.output.save_mapped_vectors.empty();
+  }
+
+  // What decides the term vectors: the inputs, the mapping and the composition options (the rest at defaults).
+  std::string mapped_terms_key() const {
+    AlignConfig key;
+    key.input = config_.input;
+    key.output.mapping = config_.output.mapping;
+    key.mapping = config_.mapping;
+    key.composition = config_.composition;
+    return to_toml(key);
+  }
+
+  void load_fixed_mapping() {
+    mapping_ = load_mapping(config_.output.mapping);
+    if (mapping_.source_transform.rows() != source_.dim()) {
+      throw_input_error(config_.output.mapping, 2,
+                        "the mapping has dimension " + std::to_string(mapping_.source_transform.rows()) +
+                            " but the vectors have " + std::to_string(source_.dim()) + ".");
+    }
+    mapping_.source.apply_rows(source_.vectors, threads_);
+    mapping_.target.apply_rows(target_.vectors, threads_);
+    logger().info("loaded the mapping {} (normalisation {})", config_.output.mapping,
+                  to_string(mapping_.source.kind));
+  }
+
+  const AlignConfig& config_;
+  const int threads_;
+  const bool fit_, full_evidence_;
+  AlignmentSummary& stats_;
+  const ProcessGroup& group_;
+  VectorCache* cache_;
+  CandidateSet result_;
+  PairList seed_;
+  LoadOptions source_options_, target_options_;
+  Embeddings source_, target_;
+  Mapping mapping_;
+  ComposedTerms X_, Z_;
+  bool keeps_word_vectors_ = true, orthographic_ = false;
+  TileOptions tiles_;
+  SelectionOptions selection_;
+  NeighbourhoodMeans means_;
+  std::vector<Candidate> candidates_;
+  std::unordered_map<std::uint64_t, float> reverse_rank_;
+  Spellings source_spellings_, target_spellings_;
+};
+
 }  // namespace
 
 CandidateSet generate_candidates(const AlignConfig& config, bool full_evidence, AlignmentSummary* summary,
-                                 const ProcessGroup& group) {
+                                 const ProcessGroup& group, VectorCache* cache) {
   config.validate();
-  scoring_memory_limit();  // a malformed TERMALIGN_MAX_MEMORY_MB is a usage error before any work, not minutes in
   const auto start = std::chrono::steady_clock::now();
   AlignmentSummary local;
   AlignmentSummary& stats = summary ? *summary : local;
-
-  CandidateSet result;
-  const bool fit = config.output.mapping.empty();
-  PairList seed;
-  std::exception_ptr seed_error;  // reported after the term lists' errors
-  std::exception_ptr kernel_error;  // a malformed TERMALIGN_TILE_KERNEL: a usage error, before the lists' errors
-  // Each language's list (and the seed lexicon), then the words each side may look up, both sides at once. The
-  // similarity kernel (whose check of OpenBLAS's rounding takes a few ms) is chosen beside the target list, which
-  // has no seed lexicon to read.
-  try {
-    run_both(
-        [&] {
-          result.source_terms = read_term_list(config.input.src_terms);
-          try {
-            if (fit && config.input.seed != kIdenticalSeed) {
-              seed = read_pairs(config.input.seed, PairFileKind::seed_lexicon);
-            }
-          } catch (...) {
-            seed_error = std::current_exception();
-          }
-        },
-        [&] {
-          try {
-            logger().debug("similarity tiles: {}", similarity_kernel());
-          } catch (...) {
-            kernel_error = std::current_exception();
-          }
-          result.target_terms = read_term_list(config.input.tgt_terms);
-        },
-        config.scoring.threads);
-  } catch (...) {
-    if (!kernel_error) throw;
+  PipelineRun run(config, full_evidence, stats, group, cache);
+  if (!run.reuse_mapped_terms()) {
+    run.read_inputs();
+    run.load_vectors();
+    run.map_and_compose();
+    run.add_corpus_vectors();
+    run.keep_mapped_terms();
   }
-  if (kernel_error) std::rethrow_exception(kernel_error);
-  const TermList& source_terms = result.source_terms;
-  const TermList& target_terms = result.target_terms;
-  for (const TermList* list : {&source_terms, &target_terms}) {
-    if (list->size() == 0) throw_input_error(list->path, 0, "the term list is empty.");
-  }
-  if (seed_error) std::rethrow_exception(seed_error);
-  stats.source_terms = source_terms.size();
-  stats.target_terms = target_terms.size();
-  std::vector<std::string> seed_sources, seed_targets;
-  for (const auto& [source, target] : seed.pairs) {
-    seed_sources.push_back(source);
-    seed_targets.push_back(target);
-  }
-  LoadOptions source_options, target_options;
-  run_both(
-      [&] {
-        source_options = side_options({&source_terms.terms, &seed_sources}, config);
-      },
-      [&] {
-        target_options = side_options({&target_terms.terms, &seed_targets}, config);
-      },
-      config.scoring.threads);
-
-  Embeddings source, target;
-  load_pair(config.input.src_vectors, config.input.tgt_vectors, source_options, target_options, source, target);
-  check_inputs_against_vectors(config, fit, source_terms, target_terms, source, target, seed);
-
-  Mapping mapping;
-  std::function<void()> finish_fit;
-  if (fit) {
-    stats.seed_pairs = seed.pairs.size();
-    mapping = normalise_pair(config, source, target);
-    finish_fit = fit_seed_transforms(seed, config, source, target, mapping, stats.seed_pairs_usable);
-  } else {
-    mapping = load_mapping(config.output.mapping);
-    if (mapping.source_transform.rows() != source.dim()) {
-      throw_input_error(config.output.mapping, 2,
-                        "the mapping has dimension " + std::to_string(mapping.source_transform.rows()) +
-                            " but the vectors have " + std::to_string(source.dim()) + ".");
-    }
-    mapping.source.apply_rows(source.vectors, config.scoring.threads);
-    mapping.target.apply_rows(target.vectors, config.scoring.threads);
-    logger().info("loaded the mapping {} (normalisation {})", config.output.mapping,
-                  to_string(mapping.source.kind));
-  }
-
-  const int threads = config.scoring.threads;
-  const TermComposer source_composer(source, mapping.source, config.composition);
-  const TermComposer target_composer(target, mapping.target, config.composition);
-  ComposedTerms X, Z;
-  compose_mapped(source_terms, source_composer, target_terms, target_composer, mapping, finish_fit, config, X, Z);
-  if (fit && !config.output.save_mapping.empty()) save_mapping(config.output.save_mapping, mapping);
-  if (!config.output.save_mapped_vectors.empty()) {
-    save_mapped_vectors(config.output.save_mapped_vectors, source, target, mapping, threads);
-  }
-  if (!config.input.src_corpus_vectors.empty()) {
-    // The corpus-trained vectors: their own normalisation and mapping from the same seed, then side by side.
-    Embeddings corpus_source, corpus_target;
-    load_pair(config.input.src_corpus_vectors, config.input.tgt_corpus_vectors, source_options, target_options,
-              corpus_source, corpus_target);
-    std::size_t usable = 0;
-    Mapping corpus_mapping = normalise_pair(config, corpus_source, corpus_target);
-    const TermComposer corpus_source_composer(corpus_source, corpus_mapping.source, config.composition);
-    const TermComposer corpus_target_composer(corpus_target, corpus_mapping.target, config.composition);
-    ComposedTerms corpus_X, corpus_Z;
-    compose_mapped(source_terms, corpus_source_composer, target_terms, corpus_target_composer, corpus_mapping,
-                   fit_seed_transforms(seed, config, corpus_source, corpus_target, corpus_mapping, usable), config,
-                   corpus_X, corpus_Z);
-    X = combine_spaces(X, corpus_X, source_terms.size(), config.input.corpus_weight);
-    Z = combine_spaces(Z, corpus_Z, target_terms.size(), config.input.corpus_weight);
-    logger().info("combined with the corpus vectors (weight {}): {} source and {} target terms usable",
-                  config.input.corpus_weight, X.term_ids.size(), Z.term_ids.size());
-  }
-  // The word sets (tens of thousands of strings each) are freed now, one on each thread, not on one at the end.
-  run_both([&] { source_options = {}; }, [&] { target_options = {}; }, threads);
-  logger().debug("composed {} source and {} target term vectors", X.term_ids.size(), Z.term_ids.size());
-  log_unusable("source", source_terms, X);
-  log_unusable("target", target_terms, Z);
-  stats.source_usable = X.term_ids.size();
-  stats.target_usable = Z.term_ids.size();
-  require_same_terms(X, Z, group);
-  // The re-ranker needs every piece of evidence; the orthographic bonus only the spellings. Reverse ranks and word
-  // alignments cost a scoring pass and token matrices: they are computed only for the re-ranker.
-  full_evidence = full_evidence || !config.input.reranker.empty();
-  if (!full_evidence && config.scoring.neighbourhood == Neighbourhood::terms) {
-    // Nothing after this point needs the word vectors or a .bin model's subword vectors: freeing them before the
-    // scoring lowers its peak memory (by gigabytes with .bin models).
-    for (Embeddings* side : {&source, &target}) {
-      side->vectors = Matrix();
-      side->subwords.reset();
-    }
-  }
-
-  TileOptions tiles;
-  tiles.rows = config.scoring.tile_rows;
-  tiles.cols = config.scoring.tile_cols;
-  tiles.threads = threads;
-  guard_scoring_memory(X.vectors, Z.vectors, config, tiles);  // smaller tiles, or a resources error (exit 5)
-  result.cap = submission_cap(source_terms.size(), target_terms.size());
-  if (config.ranking.cap > 0) result.cap = std::min(result.cap, config.ranking.cap);
-  stats.cap = result.cap;
-  result.per_source = config.ranking.top_m;
-  const bool orthographic = full_evidence || uses_orthography(config);
-  SelectionOptions selection;
-  selection.top_m = config.ranking.top_m;
-  selection.mutual_m = config.ranking.mutual_m;
-  selection.limit = orthographic && selection.top_m > 0 ? 0 : result.cap;  // rescoring may reorder: cut later
-
-  NeighbourhoodMeans means;
-  std::vector<Candidate> candidates;
-  if (config.scoring.neighbourhood == Neighbourhood::terms) {
-    // Neighbourhoods and selection in one pass over the similarities where the selection allows it.
-    CslsSelection scored = csls_select(X.vectors, Z.vectors, config.scoring.k, selection, tiles,
-                                       config.scoring.candidate_pool, group);
-    means = std::move(scored.means);
-    candidates = std::move(scored.candidates);
-  } else {
-    const std::size_t n = config.scoring.neighbourhood_words;
-    means.source = knn_mean_similarity(X.vectors, frequent_rows(target, n, mapping.target_transform, threads),
-                                       config.scoring.k, tiles, group);
-    means.target = knn_mean_similarity(Z.vectors, frequent_rows(source, n, mapping.source_transform, threads),
-                                       config.scoring.k, tiles, group);
-    candidates = select_csls_candidates(X.vectors, Z.vectors, means, selection, tiles, group);
-  }
-  // Each target term's own best sources: candidates from the other direction, and their rank as evidence.
-  std::unordered_map<std::uint64_t, float> reverse_rank;
-  if (full_evidence && selection.top_m > 0) {
-    reverse_rank = add_reverse_candidates(X, Z, means, selection.top_m, tiles, group, candidates);
-  }
-  Spellings source_spellings, target_spellings;
-  if (orthographic) {
-    source_spellings = term_spellings(source_terms, config.orthography.transliterate, threads);
-    target_spellings = term_spellings(target_terms, config.orthography.transliterate, threads);
-  }
-  if (orthographic && config.orthography.candidates > 0) {
-    add_orthographic_candidates(X, Z, means, source_spellings, target_spellings, config.orthography.candidates,
-                                threads, group, candidates);
-  }
-  if (!group.is_root()) {  // its share is with rank 0, which finishes alone
-    result.evidence = {};
-    return result;
-  }
-  keep_neighbourhood_means(X, Z, means, result);
-
-  CandidateEvidence& evidence = result.evidence;
-  for (const Candidate& candidate : candidates) {
-    evidence.source.push_back(X.term_ids[candidate.source]);
-    evidence.target.push_back(Z.term_ids[candidate.target]);
-    evidence.csls.push_back(candidate.score);
-    evidence.cosine.push_back(candidate.cosine);
-    if (full_evidence) {
-      const auto found = reverse_rank.find(pair_key(candidate.source, candidate.target));
-      evidence.reverse_rank.push_back(found == reverse_rank.end() ? 0.0f : found->second);
-    }
-  }
-  if (orthographic) add_term_evidence(source_spellings, target_spellings, threads, evidence);
-  if (full_evidence) {
-    add_word_alignment(source_terms, target_terms, source_composer, target_composer, mapping, threads, evidence);
-  }
+  run.release_for_scoring();
+  run.score();
+  run.add_other_candidates();
+  if (!group.is_root()) return run.without_evidence();  // its share is with rank 0, which finishes alone
+  CandidateSet result = run.collect_evidence();
   stats.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-  logger().info("{} candidate pairs from {} x {} usable terms in {:.2f} s", evidence.size(), stats.source_usable,
-                stats.target_usable, stats.seconds);
+  logger().info("{} candidate pairs from {} x {} usable terms in {:.2f} s", result.evidence.size(),
+                stats.source_usable, stats.target_usable, stats.seconds);
   return result;
 }
 
@@ -696,14 +808,14 @@ std::vector<RankedPair> rank_candidates(const CandidateSet& candidates, const Ei
 }
 
 std::vector<RankedPair> align_terms(const AlignConfig& config, AlignmentSummary* summary,
-                                    const ProcessGroup& group) {
-  const CandidateSet candidates = generate_candidates(config, false, summary, group);
+                                    const ProcessGroup& group, VectorCache* cache) {
+  const CandidateSet candidates = generate_candidates(config, false, summary, group, cache);
   if (!group.is_root()) return {};
   return ranked_pairs(candidates, final_ranking(candidates, config), config.scoring.threads);
 }
 
-AlignmentSummary run_align(const AlignConfig& config, const ProcessGroup& group) {
-  if (config.output.out.empty()) throw_usage_error("An output file is needed: give --out.");
+AlignmentSummary run_align(const AlignConfig& config, const ProcessGroup& group, VectorCache* cache) {
+  if (config.output.out.empty()) throw_usage_error("An output file is needed: give `out`.");
   // Every output is written to its temporary file first and renamed only when all are complete, so a failure
   // (a full disk, an interruption) leaves every previous output as it was. The temporary files are created before
   // any work, so an output folder that is missing or cannot be written stops the run at once, not at its end.
@@ -716,7 +828,7 @@ AlignmentSummary run_align(const AlignConfig& config, const ProcessGroup& group)
     resolved_config = std::make_unique<AtomicFile>(resolved);
   }
   AlignmentSummary summary;
-  CandidateSet candidates = generate_candidates(config, false, &summary, group);
+  CandidateSet candidates = generate_candidates(config, false, &summary, group, cache);
   if (!group.is_root()) return summary;
   // align_terms' list, formatted straight from the term lists (no pair's strings copied).
   const int threads = config.scoring.threads;
@@ -746,3 +858,17 @@ AlignmentSummary run_align(const AlignConfig& config, const ProcessGroup& group)
 }
 
 }  // namespace termalign
+
+namespace termalign::detail {
+
+LoadOptions run_load_options(const AlignConfig& config, const std::vector<std::string>& terms,
+                             const std::vector<std::string>& seed_words) {
+  return side_options({&terms, &seed_words}, config);
+}
+
+std::size_t seed_pair_matrices(const PairList& seed, const Embeddings& source, const Embeddings& target,
+                               const Mapping& mapping, int threads, Matrix& Xs, Matrix& Zt) {
+  return seed_matrices(seed, source, target, mapping, threads, Xs, Zt);
+}
+
+}  // namespace termalign::detail

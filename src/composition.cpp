@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <unordered_set>
 
+#include "detail/compose_alongside.h"
 #include "detail/huge_pages.h"
 #include "termalign/io.h"
 #include "termalign/logging.h"
@@ -121,8 +122,12 @@ ComposedTerms compose_terms(const std::vector<std::string>& terms, const TermCom
   return std::move(compose_lists({{terms, composer}}, threads).front());
 }
 
-std::vector<ComposedTerms> compose_lists(const std::vector<TermsToCompose>& lists, int threads,
-                                         const std::function<void()>& alongside) {
+std::vector<ComposedTerms> compose_lists(const std::vector<TermsToCompose>& lists, int threads) {
+  return detail::compose_lists_alongside(lists, threads, {});
+}
+
+std::vector<ComposedTerms> detail::compose_lists_alongside(const std::vector<TermsToCompose>& lists, int threads,
+                                                           const std::function<void()>& alongside) {
   // Composed straight into the results' rows (no per-term allocation), then compacted when some are unusable.
   std::vector<ComposedTerms> composed(lists.size());
   std::vector<std::vector<char>> usable(lists.size());

@@ -3,6 +3,8 @@
 #include <spdlog/fmt/fmt.h>
 #include <toml++/toml.h>
 
+#include <algorithm>
+#include <charconv>
 #include <cstdint>
 #include <filesystem>
 #include <limits>
@@ -83,6 +85,16 @@ std::string toml_float(double value) {
   return text;
 }
 
+// The CLI flag of an option (without "--"): its key with dashes, except where the flag says which section it is
+// of.
+std::string flag_of(const std::string& section, const std::string& key) {
+  if (section == "orthography" && (key == "weight" || key == "candidates")) return "orthographic-" + key;
+  std::string flag = key;
+  for (char& c : flag)
+    if (c == '_') c = '-';
+  return flag;
+}
+
 template <class Enum>
 std::string enum_name(Enum value) {
   return to_string(value);
@@ -154,13 +166,13 @@ void AlignConfig::validate() const {
     if (!condition) throw_usage_error(sentence);
   };
   require(!input.src_vectors.empty() && !input.tgt_vectors.empty(),
-          "Both vector files are needed: give --src-vectors and --tgt-vectors (or [input] in the configuration).");
+          "Both vector files are needed: give `src_vectors` and `tgt_vectors` (or [input] in the configuration).");
   require(!input.src_terms.empty() && !input.tgt_terms.empty(),
-          "Both term lists are needed: give --src-terms and --tgt-terms.");
+          "Both term lists are needed: give `src_terms` and `tgt_terms`.");
   require(!input.seed.empty() || !output.mapping.empty(),
-          "A seed lexicon (--seed) is needed unless a saved mapping is loaded with --mapping.");
+          "A seed lexicon (`seed`) is needed unless a saved mapping is loaded with `mapping`.");
   require(output.mapping.empty() || output.save_mapping.empty(),
-          "--mapping loads a mapping and --save-mapping saves a fitted one: give only one of them.");
+          "`mapping` loads a mapping and `save_mapping` saves a fitted one: give only one of them.");
   require(scoring.k >= 1, "The CSLS neighbourhood k must be at least 1 (got " + std::to_string(scoring.k) + ").");
   require(scoring.tile_rows >= 1 && scoring.tile_cols >= 1, "Tile sizes must be at least 1.");
   require(scoring.threads >= 0, "threads must be 0 (all cores) or a positive number.");
@@ -180,15 +192,16 @@ void AlignConfig::validate() const {
               std::to_string(mapping.refine_validation) + ").");
   require(orthography.weight >= 0, "The orthographic weight cannot be negative.");
   require(input.src_corpus_vectors.empty() == input.tgt_corpus_vectors.empty(),
-          "Corpus vectors are combined for both languages or neither: give both --src-corpus-vectors and "
-          "--tgt-corpus-vectors.");
+          "Corpus vectors are combined for both languages or neither: give both `src_corpus_vectors` and "
+          "`tgt_corpus_vectors`.");
   require(input.corpus_weight >= 0 && input.corpus_weight <= 1,
           "corpus_weight must be between 0 and 1 (got " + std::to_string(input.corpus_weight) + ").");
   require(input.src_corpus_vectors.empty() || scoring.neighbourhood == Neighbourhood::terms,
           "Combined corpus vectors need neighbourhood = \"terms\" (the vocabulary neighbourhoods are words of the "
           "general vectors alone).");
-  require(input.src_corpus_vectors.empty() || output.mapping.empty(),
-          "Combining corpus vectors fits a second mapping from the seed lexicon: it cannot be used with --mapping.");
+  require(
+      input.src_corpus_vectors.empty() || output.mapping.empty(),
+      "Combining corpus vectors fits a second mapping from the seed lexicon: it cannot be used with `mapping`.");
 }
 
 namespace {
@@ -263,21 +276,142 @@ void apply_table(const toml::table& table, const std::string& path, AlignConfig&
 
 }  // namespace
 
+namespace {
+
+// Calls visit(section, key, field) for the option `name` (flag with dashes or underscores, or "section.key");
+// a usage error when there is none.
+template <class Config, class Visitor>
+void visit_option(Config& config, const std::string& name, Visitor&& visit) {
+  std::string wanted = name;
+  std::replace(wanted.begin(), wanted.end(), '_', '-');
+  bool found = false;
+  visit_options(config, [&](const std::string& section, const std::string& key, auto& field) {
+    if (found || (wanted != flag_of(section, key) && name != section + "." + key)) return;
+    found = true;
+    visit(section, key, field);
+  });
+  if (!found) throw_usage_error("Unknown option '" + name + "'.");
+}
+
+}  // namespace
+
+std::vector<OptionName> option_names() {
+  std::vector<OptionName> names;
+  AlignConfig config;
+  visit_options(config, [&](const std::string& section, const std::string& key, auto&) {
+    names.push_back({section, key, flag_of(section, key)});
+  });
+  return names;
+}
+
+void set_option(AlignConfig& config, const std::string& name, const OptionValue& value) {
+  visit_option(config, name, [&](const std::string& section, const std::string& key, auto& field) {
+    std::string keyword = flag_of(section, key);
+    std::replace(keyword.begin(), keyword.end(), '-', '_');
+    const std::string option = "Option `" + keyword + "`";
+    using Field = std::decay_t<decltype(field)>;
+    if constexpr (std::is_same_v<Field, bool>) {
+      if (!std::holds_alternative<bool>(value)) throw_usage_error(option + " must be true or false.");
+      field = std::get<bool>(value);
+    } else if constexpr (std::is_floating_point_v<Field>) {
+      if (std::holds_alternative<double>(value)) {
+        field = std::get<double>(value);
+      } else if (std::holds_alternative<std::int64_t>(value)) {
+        field = static_cast<Field>(std::get<std::int64_t>(value));
+      } else {
+        throw_usage_error(option + " must be a number.");
+      }
+    } else if constexpr (std::is_integral_v<Field>) {
+      if (!std::holds_alternative<std::int64_t>(value)) throw_usage_error(option + " must be an integer.");
+      const std::int64_t number = std::get<std::int64_t>(value);
+      if (number < 0) throw_usage_error(option + " cannot be negative (got " + std::to_string(number) + ").");
+      if (static_cast<std::uint64_t>(number) > static_cast<std::uint64_t>(std::numeric_limits<Field>::max()))
+        throw_usage_error(option + " is too large (got " + std::to_string(number) + ").");
+      field = static_cast<Field>(number);
+    } else {
+      if (!std::holds_alternative<std::string>(value)) throw_usage_error(option + " must be a string.");
+      const std::string& text = std::get<std::string>(value);
+      if constexpr (std::is_same_v<Field, std::string>) field = text;
+      try {
+        if constexpr (std::is_same_v<Field, Normalization>) field = parse_normalization(text);
+        if constexpr (std::is_same_v<Field, Neighbourhood>) field = parse_neighbourhood(text);
+        if constexpr (std::is_same_v<Field, Dewhiten>) field = parse_dewhiten(text);
+      } catch (const Error& error) {
+        throw_usage_error(option + ": " + error.what());
+      }
+    }
+  });
+}
+
+void set_option_text(AlignConfig& config, const std::string& name, const std::string& text) {
+  OptionValue value = text;
+  visit_option(config, name, [&](const std::string&, const std::string&, auto& field) {
+    using Field = std::decay_t<decltype(field)>;
+    if constexpr (std::is_same_v<Field, bool>) {
+      for (const char* yes : {"true", "1", "yes", "on"})
+        if (text == yes) value = true;
+      for (const char* no : {"false", "0", "no", "off"})
+        if (text == no) value = false;
+    } else if constexpr (std::is_arithmetic_v<Field>) {
+      const char* end = text.data() + text.size();
+      std::int64_t integer = 0;
+      double number = 0;
+      if (const auto parsed = std::from_chars(text.data(), end, integer);
+          parsed.ec == std::errc() && parsed.ptr == end) {
+        value = integer;
+      } else if (const auto real = std::from_chars(text.data(), end, number);
+                 std::is_floating_point_v<Field> && real.ec == std::errc() && real.ptr == end) {
+        value = number;
+      }
+    }
+  });
+  // A text that is not of the option's type stays a string: set_option's error names the option and the type.
+  try {
+    set_option(config, name, value);
+  } catch (const Error& error) {
+    if (std::holds_alternative<std::string>(value)) {
+      std::string message = error.what();
+      if (!message.empty() && message.back() == '.') message.pop_back();
+      throw_usage_error(message + " (got '" + text + "').");
+    }
+    throw;
+  }
+}
+
+std::string option_text(const AlignConfig& config, const std::string& name) {
+  std::string text;
+  visit_option(config, name, [&](const std::string&, const std::string&, const auto& field) {
+    using Field = std::decay_t<decltype(field)>;
+    if constexpr (std::is_same_v<Field, bool>) {
+      text = field ? "true" : "false";
+    } else if constexpr (std::is_floating_point_v<Field>) {
+      text = fmt::format("{}", field);
+    } else if constexpr (std::is_integral_v<Field>) {
+      text = std::to_string(field);
+    } else if constexpr (std::is_same_v<Field, std::string>) {
+      text = field;
+    } else {
+      text = enum_name(field);
+    }
+  });
+  return text;
+}
+
 std::string resolve_dataset(AlignConfig& config) {
   InputOptions& input = config.input;
   if (input.data_dir.empty()) {
-    if (!input.pair.empty()) throw_usage_error("--pair names the language pair of a --data-dir: give both.");
+    if (!input.pair.empty()) throw_usage_error("`pair` names the language pair of a `data_dir`: give both.");
     return {};
   }
   const auto dash = input.pair.find('-');
   if (dash == std::string::npos || dash == 0 || dash + 1 == input.pair.size() ||
       input.pair.find('-', dash + 1) != std::string::npos) {
-    throw_usage_error("--data-dir needs the language pair of its files as --pair l1-l2, e.g. en-fr (got '" +
+    throw_usage_error("`data_dir` needs the language pair of its files as `pair` l1-l2, e.g. en-fr (got '" +
                       input.pair + "').");
   }
   const std::string l1 = input.pair.substr(0, dash), l2 = input.pair.substr(dash + 1);
   const std::filesystem::path dir(input.data_dir);
-  if (!std::filesystem::is_directory(dir)) throw_input_error(input.data_dir, 0, "is not a folder (--data-dir)");
+  if (!std::filesystem::is_directory(dir)) throw_input_error(input.data_dir, 0, "is not a folder (`data_dir`)");
   const auto take = [&](std::string& field, const std::string& name) {
     if (!field.empty()) return;
     const std::filesystem::path file = dir / name;

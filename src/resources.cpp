@@ -13,6 +13,7 @@
 #include <cstring>
 #include <fstream>
 #include <limits>
+#include <mutex>
 #include <vector>
 #ifdef __GLIBC__
 #include <malloc.h>
@@ -99,18 +100,35 @@ ScoringMemory estimate_scoring_memory(const ScoringShape& shape, const AlignConf
   return memory;
 }
 
-std::optional<std::size_t> scoring_memory_limit() {
-  const char* variable = std::getenv("TERMALIGN_MAX_MEMORY_MB");
-  if (variable == nullptr || *variable == '\0') return mem_available();
+namespace {
+std::mutex memory_limit_mutex;
+std::optional<std::size_t> set_memory_limit;  // set_scoring_memory_limit's
+}  // namespace
+
+std::size_t parse_memory_limit_mb(const std::string& text) {
   double megabytes = 0;
-  const char* end = variable + std::strlen(variable);
-  const auto parsed = std::from_chars(variable, end, megabytes);
-  if (parsed.ec != std::errc() || parsed.ptr != end || !std::isfinite(megabytes) || megabytes <= 0 ||
+  const char* begin = text.c_str();
+  const char* end = begin + text.size();
+  const auto parsed = std::from_chars(begin, end, megabytes);
+  if (text.empty() || parsed.ec != std::errc() || parsed.ptr != end || !std::isfinite(megabytes) ||
+      megabytes <= 0 ||
       megabytes * static_cast<double>(kMiB) >= static_cast<double>(std::numeric_limits<std::size_t>::max())) {
-    throw_usage_error("TERMALIGN_MAX_MEMORY_MB must be a positive number of MiB (got '" + std::string(variable) +
-                      "').");
+    throw_usage_error("TERMALIGN_MAX_MEMORY_MB must be a positive number of MiB (got '" + text + "').");
   }
   return static_cast<std::size_t>(megabytes * static_cast<double>(kMiB));
+}
+
+void set_scoring_memory_limit(std::optional<std::size_t> bytes) {
+  std::lock_guard<std::mutex> lock(memory_limit_mutex);
+  set_memory_limit = bytes;
+}
+
+std::optional<std::size_t> scoring_memory_limit() {
+  {
+    std::lock_guard<std::mutex> lock(memory_limit_mutex);
+    if (set_memory_limit) return set_memory_limit;
+  }
+  return mem_available();
 }
 
 void guard_scoring_memory(const Matrix& X, const Matrix& Z, const AlignConfig& config, TileOptions& tiles) {

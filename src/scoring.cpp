@@ -17,6 +17,7 @@ extern "C" int blas_thread_shutdown_(void) __attribute__((weak));
 #include <functional>
 #include <limits>
 #include <memory>
+#include <mutex>
 #include <random>
 #include <string>
 
@@ -118,56 +119,88 @@ bool openblas_rounds_alike() {
 }
 #endif
 
-// The kernel similarity_product uses, chosen once: OpenBLAS when termalign is built with it, its kernel on this
-// machine rounds alike in every position and TERMALIGN_TILE_KERNEL does not say "eigen"; else Eigen.
+// The kernel similarity_product uses, chosen on first use after the last setting: OpenBLAS when termalign is
+// built with it, OpenBLAS runs single-threaded (use_single_threaded_blas, or OPENBLAS_NUM_THREADS=1), its kernel
+// on this machine rounds alike in every position and set_tile_kernel did not ask for Eigen; else Eigen. Nothing
+// here changes the process: a program decides (the CLI calls use_single_threaded_blas at start).
 struct TileKernel {
   bool openblas = false;
   std::string description;
 };
 
-const TileKernel& tile_kernel() {
-  static const TileKernel chosen = [] {
-    const std::string eigen = "Eigen " + std::to_string(EIGEN_WORLD_VERSION) + "." +
-                              std::to_string(EIGEN_MAJOR_VERSION) + "." + std::to_string(EIGEN_MINOR_VERSION);
-    const char* setting = std::getenv("TERMALIGN_TILE_KERNEL");
-    const std::string wanted = setting != nullptr ? setting : "auto";
-    if (wanted != "auto" && wanted != "eigen" && wanted != "openblas")
-      throw_usage_error("TERMALIGN_TILE_KERNEL must be auto, eigen or openblas (got \"" + wanted + "\").");
-    TileKernel kernel{false, eigen};
+std::mutex tile_kernel_mutex;
+TileKernelChoice wanted_kernel = TileKernelChoice::automatic;
+std::shared_ptr<const TileKernel> chosen_kernel;  // reset by the settings below
+
+TileKernel choose_tile_kernel() {
+  const std::string eigen = "Eigen " + std::to_string(EIGEN_WORLD_VERSION) + "." +
+                            std::to_string(EIGEN_MAJOR_VERSION) + "." + std::to_string(EIGEN_MINOR_VERSION);
+  TileKernel kernel{false, eigen};
 #if TERMALIGN_WITH_OPENBLAS
-    // The tiles are shared out among OpenMP threads; each product runs on its caller's thread alone. The pthread
-    // build of OpenBLAS starts a server thread per core when it loads, which spins (sched_yield) until a timeout:
-    // 0.13 s of CPU per run here, taken from the OpenMP threads when they fill every core. With one thread it needs
-    // none, so they are stopped (and would start again if a product ever asked for threads).
-    openblas_set_num_threads(1);
-    if (blas_thread_shutdown_ != nullptr) blas_thread_shutdown_();
-    const std::string openblas = std::string("OpenBLAS (core ") + openblas_get_corename() + ")";
-    if (wanted == "openblas") {
-      kernel = {true, openblas};
-    } else if (wanted == "auto") {
-      kernel = openblas_rounds_alike()
-                   ? TileKernel{true, openblas}
-                   : TileKernel{false, eigen + " (" + openblas + " rounds a product by its place in the tile)"};
-    }
+  if (wanted_kernel == TileKernelChoice::eigen) return kernel;
+  const std::string openblas = std::string("OpenBLAS (core ") + openblas_get_corename() + ")";
+  // The tiles are shared out among OpenMP threads and each product must run on its caller's thread alone: a
+  // multi-threaded OpenBLAS would share out each product again (and its threads are the process's, NumPy's too).
+  if (openblas_get_num_threads() != 1) {
+    if (wanted_kernel == TileKernelChoice::openblas)
+      throw_usage_error(
+          "The OpenBLAS tile kernel needs OpenBLAS single-threaded: call use_single_threaded_blas() "
+          "first (the CLI does).");
+    return {false, eigen + " (" + openblas + " runs " + std::to_string(openblas_get_num_threads()) + " threads)"};
+  }
+  if (wanted_kernel == TileKernelChoice::openblas) return {true, openblas};
+  return openblas_rounds_alike()
+             ? TileKernel{true, openblas}
+             : TileKernel{false, eigen + " (" + openblas + " rounds a product by its place in the tile)"};
 #else
-    if (wanted == "openblas") throw_usage_error("TERMALIGN_TILE_KERNEL=openblas: this build has no OpenBLAS.");
+  if (wanted_kernel == TileKernelChoice::openblas)
+    throw_usage_error("The OpenBLAS tile kernel was asked for: this build has no OpenBLAS.");
+  return kernel;
 #endif
-    return kernel;
-  }();
-  return chosen;
+}
+
+std::shared_ptr<const TileKernel> tile_kernel() {
+  std::lock_guard<std::mutex> lock(tile_kernel_mutex);
+  if (!chosen_kernel) chosen_kernel = std::make_shared<const TileKernel>(choose_tile_kernel());
+  return chosen_kernel;
 }
 
 }  // namespace
 
+TileKernelChoice parse_tile_kernel(const std::string& name) {
+  if (name == "auto") return TileKernelChoice::automatic;
+  if (name == "eigen") return TileKernelChoice::eigen;
+  if (name == "openblas") return TileKernelChoice::openblas;
+  throw_usage_error("TERMALIGN_TILE_KERNEL must be auto, eigen or openblas (got \"" + name + "\").");
+}
+
+void set_tile_kernel(TileKernelChoice choice) {
+  std::lock_guard<std::mutex> lock(tile_kernel_mutex);
+  wanted_kernel = choice;
+  chosen_kernel.reset();
+}
+
+void use_single_threaded_blas() {
+#if TERMALIGN_WITH_OPENBLAS
+  // The pthread build of OpenBLAS starts a server thread per core when it loads, which spins (sched_yield) until a
+  // timeout: 0.13 s of CPU per run here, taken from the OpenMP threads when they fill every core. With one thread
+  // it needs none, so they are stopped (and would start again if a product ever asked for threads).
+  openblas_set_num_threads(1);
+  if (blas_thread_shutdown_ != nullptr) blas_thread_shutdown_();
+#endif
+  std::lock_guard<std::mutex> lock(tile_kernel_mutex);
+  chosen_kernel.reset();
+}
+
 void similarity_product(const float* lhs, Eigen::Index lhs_rows, const float* rhs, Eigen::Index rhs_rows,
                         Eigen::Index dim, float* out) {
 #if TERMALIGN_WITH_OPENBLAS
-  if (tile_kernel().openblas) return openblas_product(lhs, lhs_rows, rhs, rhs_rows, dim, out);
+  if (tile_kernel()->openblas) return openblas_product(lhs, lhs_rows, rhs, rhs_rows, dim, out);
 #endif
   eigen_product(lhs, lhs_rows, rhs, rhs_rows, dim, out);
 }
 
-std::string similarity_kernel() { return tile_kernel().description; }
+std::string similarity_kernel() { return tile_kernel()->description; }
 
 namespace {
 

@@ -9,6 +9,7 @@
 #include <utility>
 #include <vector>
 
+#include "captured_log.h"
 #include "termalign/ablation.h"
 #include "termalign/align.h"
 #include "termalign/config.h"
@@ -220,4 +221,23 @@ TEST_CASE("ablation: ablate --base starts every run from a shipped configs/ablat
   // Without --base the default k stays.
   AlignConfig plain = read_grid(grid_path).base;
   CHECK(plain.scoring.k == 3);
+}
+
+TEST_CASE("ablation: a grid loads each vector file once and reuses mapped terms, with the results of fresh runs",
+          "[ablate]") {
+  // Two normalisations (two mappings) x two neighbourhood sizes: four runs, two files, two sets of term vectors.
+  const std::string grid_path =
+      write_grid("loads-once",
+                 "[base.mapping]\nrefine_iterations = 1\n\n"
+                 "[grid]\n\"mapping.normalization\" = [\"unit\", \"center\"]\n\"scoring.k\" = [1, 5]\n");
+  const AblationGrid grid = read_grid(grid_path);
+  const CapturedLog log;
+  const AblationResult result = run_ablation(grid, AblationOptions{});
+  REQUIRE(result.runs.size() == 4);
+  CHECK(log.lines_with("info", "words kept").size() == 2);  // en.vec and fr.vec, read once each
+  CHECK(log.lines_with("info", "term vectors of an earlier run").size() == 2);  // the second k of each mapping
+  for (const auto& run : result.runs) {
+    INFO("run " << run.number);
+    CHECK(direct_ap(run.config) == Approx(run.evaluation.ap).epsilon(1e-12));  // a fresh run, no cache
+  }
 }

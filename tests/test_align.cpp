@@ -261,6 +261,6 @@ TEST_CASE("Corpus vectors are combined with the general ones by their weight", "
 
   SECTION("both languages or neither") {
     combined.input.tgt_corpus_vectors.clear();
-    CHECK_THROWS_WITH(run_align(combined), Catch::Contains("--tgt-corpus-vectors"));
+    CHECK_THROWS_WITH(run_align(combined), Catch::Contains("`tgt_corpus_vectors`"));
   }
 }

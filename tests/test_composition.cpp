@@ -4,6 +4,7 @@
 #include <unordered_set>
 #include <vector>
 
+#include "detail/compose_alongside.h"
 #include "termalign/composition.h"
 
 using namespace termalign;
@@ -79,7 +80,8 @@ TEST_CASE("compose_terms keeps usable terms in order and reports the others", "[
   CHECK((RowVector(composed.vectors.row(1)) - unit_sum({2, 0})).norm() < 1e-6);
 }
 
-TEST_CASE("compose_lists composes each list as compose_terms does, with alongside() run once", "[composition]") {
+TEST_CASE("compose_lists_alongside composes each list as compose_terms does, with alongside() run once",
+          "[composition]") {
   const Embeddings embeddings = toy_embeddings();
   const Normalizer normalizer{Normalization::none, {}};
   const TermComposer composer(embeddings, normalizer, CompositionOptions{});
@@ -91,8 +93,8 @@ TEST_CASE("compose_lists composes each list as compose_terms does, with alongsid
   for (const int threads : {1, 2}) {
     INFO("threads " << threads);
     int alongside_runs = 0;
-    const std::vector<ComposedTerms> both =
-        compose_lists({{first, composer}, {second, composer}}, threads, [&] { ++alongside_runs; });
+    const std::vector<ComposedTerms> both = detail::compose_lists_alongside(
+        {{first, composer}, {second, composer}}, threads, [&] { ++alongside_runs; });
     CHECK(alongside_runs == 1);
     REQUIRE(both.size() == 2);
     for (std::size_t l = 0; l < 2; ++l) {

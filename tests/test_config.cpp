@@ -104,7 +104,7 @@ TEST_CASE("validate() rejects bad values with a sentence", "[config]") {
   CHECK_THROWS_WITH(config.validate(), "The CSLS neighbourhood k must be at least 1 (got 0).");
   config.scoring.k = 10;
   config.input.seed.clear();
-  CHECK_THROWS_WITH(config.validate(), Catch::Contains("--seed"));
+  CHECK_THROWS_WITH(config.validate(), Catch::Contains("`seed`"));
   config.output.mapping = "m";
   CHECK_NOTHROW(config.validate());
   config.scoring.neighbourhood = Neighbourhood::vocabulary;

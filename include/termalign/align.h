@@ -13,6 +13,8 @@
 
 namespace termalign {
 
+class VectorCache;  // termalign/vector_cache.h
+
 struct AlignmentSummary {
   std::size_t source_terms = 0, target_terms = 0;     // listed
   std::size_t source_usable = 0, target_usable = 0;   // with a vector
@@ -36,9 +38,10 @@ struct CandidateSet {
 // of the evidence is filled; with orthography, the spelling fields. Rescored candidates are not cut at the cap
 // yet. In a group of processes (termalign/distributed.h) the scoring is shared out and rank 0 gets the candidates
 // of one process; the other ranks get empty evidence.
+// With a `cache`, the vector files are read through it (VectorCache: each distinct load once over several runs).
 CandidateSet generate_candidates(const AlignConfig& config, bool full_evidence,
-                                 AlignmentSummary* summary = nullptr,
-                                 const ProcessGroup& group = single_process());
+                                 AlignmentSummary* summary = nullptr, const ProcessGroup& group = single_process(),
+                                 VectorCache* cache = nullptr);
 
 // The final score of each candidate: the re-ranker's logit when one is configured, else CSLS plus the
 // orthographic weight times the orthographic similarity.
@@ -54,10 +57,11 @@ std::vector<RankedPair> rank_candidates(const CandidateSet& candidates, const Ei
 // Runs the pipeline and returns the ranked, capped pairs (the best first). Does not write anything except the
 // mapping when config.output.save_mapping is set.
 std::vector<RankedPair> align_terms(const AlignConfig& config, AlignmentSummary* summary = nullptr,
-                                    const ProcessGroup& group = single_process());
+                                    const ProcessGroup& group = single_process(), VectorCache* cache = nullptr);
 
 // align_terms, then writes the submission, the optional score list and the resolved configuration
 // (`<out>.config.toml`), each atomically. In a group only rank 0 writes.
-AlignmentSummary run_align(const AlignConfig& config, const ProcessGroup& group = single_process());
+AlignmentSummary run_align(const AlignConfig& config, const ProcessGroup& group = single_process(),
+                           VectorCache* cache = nullptr);
 
 }  // namespace termalign

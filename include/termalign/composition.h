@@ -3,7 +3,6 @@
 
 #include <cstddef>
 #include <cstdint>
-#include <functional>
 #include <initializer_list>
 #include <string>
 #include <unordered_set>
@@ -51,11 +50,8 @@ struct TermsToCompose {
   const TermComposer& composer;
 };
 
-// compose_terms of each list, the terms of all lists shared out among the threads at once, while one of the
-// threads runs alongside() (when given; see parallel_for_alongside): a serial step, such as the mapping's SVD,
-// that needs none of these vectors.
-std::vector<ComposedTerms> compose_lists(const std::vector<TermsToCompose>& lists, int threads,
-                                         const std::function<void()>& alongside = {});
+// compose_terms of each list, the terms of all lists shared out among the threads at once.
+std::vector<ComposedTerms> compose_lists(const std::vector<TermsToCompose>& lists, int threads);
 
 // The distinct words (and their lower-cased forms and compound pieces, and the joined tokens of multi-word terms)
 // that composing `terms` may look up.

@@ -2,7 +2,10 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 #include <string>
+#include <variant>
+#include <vector>
 
 namespace termalign {
 
@@ -112,6 +115,27 @@ void load_config(const std::string& path, AlignConfig& config);
 void apply_toml(AlignConfig& config, const std::string& toml_text, const std::string& origin);
 // The fully resolved configuration as TOML; loading it alone reproduces the run.
 std::string to_toml(const AlignConfig& config);
+
+// One option of AlignConfig as the option table lists it: its TOML section and key, and its CLI flag without the
+// dashes ("top-m"); a program's name for it is the flag with underscores ("top_m", the Python module's keyword).
+struct OptionName {
+  std::string section, key, flag;
+};
+// Every option of AlignConfig, in the order of the resolved configuration (the table TOML reading and writing
+// use).
+std::vector<OptionName> option_names();
+
+// A value a program gives one option (the Python module's keywords): a field takes the alternative of its type;
+// an integer is also a number, and an enumeration takes its name.
+using OptionValue = std::variant<bool, std::int64_t, double, std::string>;
+// Sets the option named `name`: its flag with dashes or underscores ("top-m", "top_m") or "section.key". A usage
+// error names the option on an unknown name, a value of the wrong type or out of range, or an unknown enum name.
+void set_option(AlignConfig& config, const std::string& name, const OptionValue& value);
+// The same from text as typed on a command line: true/false (also 1/0, yes/no, on/off), a number, a string or an
+// enum name, as the option's type wants.
+void set_option_text(AlignConfig& config, const std::string& name, const std::string& text);
+// An option's value as text (as set_option_text reads it): what --help shows as the default.
+std::string option_text(const AlignConfig& config, const std::string& name);
 
 const char* to_string(Normalization normalization);
 const char* to_string(Neighbourhood neighbourhood);

@@ -29,7 +29,9 @@ class Error : public std::runtime_error {
 
 // "path:line: message" (or "path: message" when line is 0): an input error a user can act on.
 [[noreturn]] void throw_input_error(const std::string& path, std::size_t line, const std::string& message);
-// "message" as a usage error (bad option or configuration value).
+// "message" as a usage error (bad option or configuration value). An option of the option table (config.h) is
+// named in a message by its keyword in backquotes, `src_vectors` (the Python module's keyword, the TOML key):
+// the CLI shows it as its flag, --src-vectors (with_flags in src/cli/main.cpp).
 [[noreturn]] void throw_usage_error(const std::string& message);
 [[noreturn]] void throw_output_error(const std::string& path, const std::string& message);
 

@@ -31,9 +31,13 @@ struct ScoringShape {
 ScoringMemory estimate_scoring_memory(const ScoringShape& shape, const AlignConfig& config,
                                       const TileOptions& tiles);
 
-// The memory the scoring may use, in bytes: TERMALIGN_MAX_MEMORY_MB when set (a positive number of MiB, else a
-// usage error), otherwise MemAvailable of /proc/meminfo; nullopt when neither is known.
+// The memory the scoring may use, in bytes: the limit a program set (set_scoring_memory_limit; the CLI sets
+// TERMALIGN_MAX_MEMORY_MB's), otherwise MemAvailable of /proc/meminfo; nullopt when neither is known.
 std::optional<std::size_t> scoring_memory_limit();
+// Sets the limit (nullopt: MemAvailable again). The library reads no environment variable.
+void set_scoring_memory_limit(std::optional<std::size_t> bytes);
+// A number of MiB as typed ("512", "0.5") in bytes; a usage error naming TERMALIGN_MAX_MEMORY_MB unless positive.
+std::size_t parse_memory_limit_mb(const std::string& text);
 
 // Before scoring X (n1 x d) against Z (n2 x d): when the estimate exceeds scoring_memory_limit(), halves the tile
 // sizes (logging it) until it fits; when even the smallest tiles do not fit, a resources error (exit 5) says what

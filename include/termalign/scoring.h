@@ -17,15 +17,25 @@ namespace termalign {
 // The scoring's one matrix product, single-threaded: out (rhs_rows x lhs_rows, row-major) = rhs lhs^T, both
 // operands row-major with `dim` columns, rows padded to multiples of 48. OpenBLAS's sgemm when termalign is built
 // with it (the default when libopenblas-dev is installed; 1.4x Eigen's throughput per core on the AVX-512
-// benchmark machine) and, checked once per process, its kernel on this machine gives every element the same bits
-// wherever it lies in the product (its AVX-512 kernels do, its AVX2 ones do not); else Eigen's product, which the
-// caller keeps single-threaded (SerialEigenProducts). Either way no similarity depends on the tiling or the thread
-// count. TERMALIGN_TILE_KERNEL=eigen forces Eigen's, =openblas OpenBLAS's (auto: the default choice). Public for
-// the benchmarks, which time it alone.
+// benchmark machine), OpenBLAS runs single-threaded (use_single_threaded_blas) and, checked once per setting, its
+// kernel on this machine gives every element the same bits wherever it lies in the product (its AVX-512 kernels
+// do, its AVX2 ones do not); else Eigen's product, which the caller keeps single-threaded (SerialEigenProducts).
+// Either way no similarity depends on the tiling or the thread count. set_tile_kernel forces one. Public for the
+// benchmarks, which time it alone.
 void similarity_product(const float* lhs, Eigen::Index lhs_rows, const float* rhs, Eigen::Index rhs_rows,
                         Eigen::Index dim, float* out);
 // Which kernel similarity_product uses, e.g. "OpenBLAS (core Cooperlake)" or "Eigen 3.4.0".
 std::string similarity_kernel();
+
+// The tile kernel a program asks for (the CLI: TERMALIGN_TILE_KERNEL): automatic (the choice above), eigen or
+// openblas (a usage error at the first product when the build has no OpenBLAS or it is not single-threaded).
+enum class TileKernelChoice { automatic, eigen, openblas };
+TileKernelChoice parse_tile_kernel(const std::string& name);  // "auto", "eigen", "openblas"; else a usage error
+void set_tile_kernel(TileKernelChoice choice);
+// Makes OpenBLAS single-threaded for the whole process and stops its server threads, so that the tiles may use it
+// (each product on its caller's thread). Process-wide: NumPy's products in the same process become single-threaded
+// too. The CLI calls it at start; the library never does.
+void use_single_threaded_blas();
 
 struct TileOptions {
   std::size_t rows = 512;   // rows of X per tile

@@ -18,12 +18,16 @@ struct AblateArguments {
   AblationOptions options;
 };
 
-// scripts/plot_curve.py of the source tree, for a binary built in a directory of it (build-*/termalign).
+// plot_curve.py beside the binary: scripts/ of the source tree for a binary built in a directory of it
+// (build-*/termalign), share/termalign/ of an installed one (PREFIX/bin/termalign, `cmake --install`).
 std::string default_plot_script() {
   std::error_code error;
   const std::filesystem::path executable = std::filesystem::read_symlink("/proc/self/exe", error);
   if (error) return "";
-  return (executable.parent_path().parent_path() / "scripts" / "plot_curve.py").string();
+  const std::filesystem::path root = executable.parent_path().parent_path();
+  const std::filesystem::path installed = root / "share" / "termalign" / "plot_curve.py";
+  if (std::filesystem::exists(installed, error)) return installed.string();
+  return (root / "scripts" / "plot_curve.py").string();
 }
 
 }  // namespace

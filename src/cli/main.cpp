@@ -1,11 +1,15 @@
 // termalign: bilingual terminology alignment with word embeddings (BUCC 2022).
 #include <CLI/CLI.hpp>
 #include <algorithm>
+#include <cstdlib>
 #include <exception>
 #include <iostream>
 #include <memory>
+#include <string>
+#include <vector>
 
 #include "commands.h"
+#include "termalign/config.h"
 #include "termalign/error.h"
 #include "termalign/evaluation.h"
 #include "termalign/logging.h"
@@ -67,11 +71,39 @@ void suggest(const CLI::App& app, int argc, char** argv) {
   }
 }
 
+// The library names an option in a message as `keyword` (error.h): on the command line it is the flag.
+std::string with_flags(const std::string& message) {
+  std::vector<std::string> keywords;
+  for (const termalign::OptionName& name : termalign::option_names()) {
+    std::string keyword = name.flag;
+    std::replace(keyword.begin(), keyword.end(), '-', '_');
+    keywords.push_back(keyword);
+  }
+  std::string shown;
+  std::size_t at = 0;
+  while (at < message.size()) {
+    const std::size_t open = message.find('`', at);
+    const std::size_t close = open == std::string::npos ? open : message.find('`', open + 1);
+    if (close == std::string::npos) break;
+    std::string word = message.substr(open + 1, close - open - 1);
+    shown += message.substr(at, open - at);
+    if (std::find(keywords.begin(), keywords.end(), word) != keywords.end()) {
+      std::replace(word.begin(), word.end(), '_', '-');
+      shown += "--" + word;
+    } else {
+      shown += message.substr(open, close - open + 1);
+    }
+    at = close + 1;
+  }
+  return shown + message.substr(std::min(at, message.size()));
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
   termalign::tune_allocator();
   termalign::install_interrupt_handlers();  // SIGINT / SIGTERM: remove temporary files, exit 130
+  termalign::use_single_threaded_blas();    // the scoring's tiles may then use OpenBLAS (scoring.h)
 #ifdef TERMALIGN_WITH_MPI
   if (termalign::launched_by_mpi()) {
     const termalign::MpiSession session(&argc, &argv);
@@ -112,6 +144,13 @@ int run(int argc, char** argv, const termalign::ProcessGroup& group) {
   termalign::cli::add_ablate_command(app);
 
   try {
+    // TERMALIGN_TILE_KERNEL=auto|eigen|openblas forces the similarity kernel (scripts/test.sh runs the tests with
+    // each); a malformed value is a usage error before any work.
+    if (const char* kernel = std::getenv("TERMALIGN_TILE_KERNEL"))
+      termalign::set_tile_kernel(termalign::parse_tile_kernel(kernel));
+    // TERMALIGN_MAX_MEMORY_MB: the memory the scoring may use (resources.h); a malformed value likewise.
+    if (const char* megabytes = std::getenv("TERMALIGN_MAX_MEMORY_MB"); megabytes && *megabytes)
+      termalign::set_scoring_memory_limit(termalign::parse_memory_limit_mb(megabytes));
     app.parse(argc, argv);
   } catch (const CLI::ParseError& error) {
     // CLI11's own codes (105, 106, ...) would hide the documented usage code; --help and --version exit 0.
@@ -120,7 +159,7 @@ int run(int argc, char** argv, const termalign::ProcessGroup& group) {
     suggest(app, argc, argv);
     return static_cast<int>(termalign::ErrorKind::usage);
   } catch (const termalign::Error& error) {
-    termalign::logger().error("{}", error.what());
+    termalign::logger().error("{}", with_flags(error.what()));
     return error.exit_code();
   } catch (const std::bad_alloc&) {
     termalign::logger().error("out of memory");

@@ -1,0 +1,460 @@
+// The Python module `termalign`: align, evaluate and the Aligner's stages over the C++ library (pybind11).
+// Every call that works releases the GIL; the library's log lines go to Python's logging ("termalign"); its
+// errors become termalign.Error and its subclasses, with the library's message.
+#include <pybind11/numpy.h>
+#include <pybind11/pybind11.h>
+#include <pybind11/stl.h>
+#include <spdlog/sinks/base_sink.h>
+
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <tuple>
+#include <vector>
+
+#include "termalign/align.h"
+#include "termalign/aligner.h"
+#include "termalign/config.h"
+#include "termalign/error.h"
+#include "termalign/evaluation.h"
+#include "termalign/lexicon.h"
+#include "termalign/logging.h"
+#include "termalign/mapping.h"
+#include "termalign/scoring.h"
+
+namespace py = pybind11;
+using namespace termalign;
+
+namespace {
+
+// Python's logging level for an spdlog level, and back.
+int python_level(spdlog::level::level_enum level) {
+  switch (level) {
+    case spdlog::level::trace:
+      return 5;
+    case spdlog::level::debug:
+      return 10;
+    case spdlog::level::info:
+      return 20;
+    case spdlog::level::warn:
+      return 30;
+    case spdlog::level::err:
+      return 40;
+    default:
+      return 50;
+  }
+}
+
+spdlog::level::level_enum spdlog_level(int python) {
+  if (python < 10) return spdlog::level::trace;
+  if (python < 20) return spdlog::level::debug;
+  if (python < 30) return spdlog::level::info;
+  if (python < 40) return spdlog::level::warn;
+  if (python < 50) return spdlog::level::err;
+  return spdlog::level::critical;
+}
+
+// Hands each log line to logging.getLogger("termalign") with the GIL taken (lines come from the library's worker
+// threads while the calling thread waits without the GIL). Off once the interpreter is finalising.
+class PythonSink : public spdlog::sinks::base_sink<std::mutex> {
+ public:
+  bool enabled = true;
+
+ protected:
+  void sink_it_(const spdlog::details::log_msg& message) override {
+    if (!enabled || !Py_IsInitialized()) return;
+    const std::string text(message.payload.data(), message.payload.size());
+    py::gil_scoped_acquire gil;
+    try {
+      py::module_::import("logging").attr("getLogger")("termalign").attr("log")(python_level(message.level), text);
+    } catch (py::error_already_set& error) {
+      error.discard_as_unraisable("termalign log line");
+    }
+  }
+  void flush_() override {}
+};
+
+std::shared_ptr<PythonSink> python_sink;
+
+// The library logs what Python's "termalign" logger would let through (its effective level, as now set).
+void follow_python_level() {
+  const int level =
+      py::module_::import("logging").attr("getLogger")("termalign").attr("getEffectiveLevel")().cast<int>();
+  logger().set_level(spdlog_level(level));
+}
+
+// A keyword's value as the option table takes it: bool before int (a Python bool is an int), os.PathLike as text.
+OptionValue option_value(const std::string& name, const py::handle& value) {
+  if (py::isinstance<py::bool_>(value)) return value.cast<bool>();
+  if (py::isinstance<py::int_>(value)) return value.cast<std::int64_t>();
+  if (py::isinstance<py::float_>(value)) return value.cast<double>();
+  if (py::isinstance<py::str>(value)) return value.cast<std::string>();
+  if (py::hasattr(value, "__fspath__")) return py::module_::import("os").attr("fspath")(value).cast<std::string>();
+  throw_usage_error("Option " + name + " takes a bool, a number or a string (got " +
+                    std::string(py::str(value.get_type().attr("__name__"))) + ").");
+}
+
+// Each keyword over `config` (None: not given).
+void apply_keywords(AlignConfig& config, const py::kwargs& options) {
+  for (const auto& [key, value] : options) {
+    if (value.is_none()) continue;
+    const std::string name = key.cast<std::string>();
+    set_option(config, name, option_value(name, value));
+  }
+}
+
+// The configuration file (when given), then the keywords over it, then a --data-dir's files.
+AlignConfig make_config(const py::object& config, const py::kwargs& options) {
+  AlignConfig resolved;
+  if (!config.is_none())
+    load_config(py::module_::import("os").attr("fspath")(config).cast<std::string>(), resolved);
+  apply_keywords(resolved, options);
+  resolve_dataset(resolved);
+  return resolved;
+}
+
+py::list to_tuples(const std::vector<RankedPair>& pairs) {
+  py::list list(pairs.size());
+  for (std::size_t i = 0; i < pairs.size(); ++i) {
+    list[i] = py::make_tuple(pairs[i].source, pairs[i].target, static_cast<double>(pairs[i].score));
+  }
+  return list;
+}
+
+py::array_t<float> to_numpy(const Matrix& matrix) {
+  py::array_t<float> array({matrix.rows(), matrix.cols()});
+  std::copy(matrix.data(), matrix.data() + matrix.size(), array.mutable_data());
+  return array;
+}
+
+template <class Vector>
+py::array to_numpy_vector(const Vector& vector) {
+  using Value = typename Vector::value_type;
+  py::array_t<Value> array(static_cast<py::ssize_t>(vector.size()));
+  std::copy(vector.begin(), vector.end(), array.mutable_data());
+  return std::move(array);
+}
+
+Matrix from_numpy(const py::array_t<float, py::array::c_style | py::array::forcecast>& array, const char* what) {
+  if (array.ndim() != 2) throw_usage_error(std::string(what) + " must be a 2-D array (rows x dimensions).");
+  Matrix matrix(array.shape(0), array.shape(1));
+  std::copy(array.data(), array.data() + array.size(), matrix.data());
+  return matrix;
+}
+
+Embeddings make_embeddings(std::vector<std::string> words,
+                           const py::array_t<float, py::array::c_style | py::array::forcecast>& vectors,
+                           const char* what) {
+  Embeddings embeddings;
+  embeddings.words = std::move(words);
+  embeddings.vectors = from_numpy(vectors, what);
+  return embeddings;
+}
+
+Side parse_side(const std::string& side) {
+  if (side == "source") return Side::source;
+  if (side == "target") return Side::target;
+  throw_usage_error("side must be 'source' or 'target' (got '" + side + "').");
+}
+
+PairList pair_list(const py::object& pairs, PairFileKind kind) {
+  if (py::isinstance<py::str>(pairs) || py::hasattr(pairs, "__fspath__")) {
+    const std::string path = py::module_::import("os").attr("fspath")(pairs).cast<std::string>();
+    py::gil_scoped_release release;
+    return read_pairs(path, kind);
+  }
+  PairList list;
+  list.path = "(pairs given in Python)";
+  for (const py::handle& item : pairs) {
+    const py::sequence pair = py::reinterpret_borrow<py::sequence>(item);
+    if (pair.size() < 2) throw_usage_error("Each pair needs a source and a target.");
+    list.pairs.emplace_back(pair[0].cast<std::string>(), pair[1].cast<std::string>());
+    list.lines.push_back(list.pairs.size());
+  }
+  return list;
+}
+
+py::dict mapping_dict(const Mapping& mapping) {
+  py::dict result;
+  result["normalization"] = to_string(mapping.source.kind);
+  result["source_transform"] = to_numpy(mapping.source_transform);
+  result["target_transform"] = to_numpy(mapping.target_transform);
+  result["source_mean"] = to_numpy(Matrix(mapping.source.mean));
+  result["target_mean"] = to_numpy(Matrix(mapping.target.mean));
+  return result;
+}
+
+}  // namespace
+
+PYBIND11_MODULE(termalign, m) {
+  m.doc() = "termalign: align bilingual terminology with word embeddings (BUCC 2022 shared task).";
+  m.attr("__version__") = "0.1.0";
+
+  // Errors: termalign.Error (a RuntimeError) and one subclass per kind, each with the library's message.
+  static py::exception<Error> error_type(m, "Error", PyExc_RuntimeError);
+  static py::handle usage_type = PyErr_NewException("termalign.UsageError", error_type.ptr(), nullptr);
+  static py::handle input_type = PyErr_NewException("termalign.InputError", error_type.ptr(), nullptr);
+  static py::handle output_type = PyErr_NewException("termalign.OutputError", error_type.ptr(), nullptr);
+  static py::handle resources_type = PyErr_NewException("termalign.ResourcesError", error_type.ptr(), nullptr);
+  m.attr("UsageError") = usage_type;
+  m.attr("InputError") = input_type;
+  m.attr("OutputError") = output_type;
+  m.attr("ResourcesError") = resources_type;
+  py::register_exception_translator([](std::exception_ptr thrown) {
+    try {
+      if (thrown) std::rethrow_exception(thrown);
+    } catch (const Error& error) {
+      py::handle type = error_type;
+      if (error.kind() == ErrorKind::usage) type = usage_type;
+      if (error.kind() == ErrorKind::input) type = input_type;
+      if (error.kind() == ErrorKind::output) type = output_type;
+      if (error.kind() == ErrorKind::resources) type = resources_type;
+      PyErr_SetString(type.ptr(), error.what());
+    }
+  });
+
+  // The library's log lines go to Python's logging, not to stderr.
+  python_sink = std::make_shared<PythonSink>();
+  logger().sinks().clear();
+  logger().sinks().push_back(python_sink);
+  py::module_::import("atexit").attr("register")(py::cpp_function([] { python_sink->enabled = false; }));
+
+  // Process-wide settings: the library changes nothing on its own; a program may call these (the CLI calls both).
+  m.def("similarity_kernel", &similarity_kernel, "The similarity tiles' product: OpenBLAS's or Eigen's.");
+  m.def(
+      "set_tile_kernel", [](const std::string& name) { set_tile_kernel(parse_tile_kernel(name)); },
+      py::arg("name"), "Forces the similarity tiles' product: 'auto', 'eigen' or 'openblas'.");
+  m.def("use_single_threaded_blas", &use_single_threaded_blas,
+        "Makes OpenBLAS single-threaded for the whole process (NumPy's products too), so that the similarity "
+        "tiles may use it, as the CLI does.");
+
+  m.def(
+      "option_names",
+      [] {
+        py::list names;
+        for (const OptionName& name : option_names()) {
+          std::string keyword = name.flag;
+          for (char& c : keyword)
+            if (c == '-') c = '_';
+          names.append(py::make_tuple(keyword, name.section + "." + name.key));
+        }
+        return names;
+      },
+      "Every option: (keyword, 'section.key' in the TOML configuration).");
+
+  m.def(
+      "resolve_config",
+      [](py::object config, py::kwargs options) { return to_toml(make_config(config, options)); },
+      py::arg("config") = py::none(), "The configuration that align(config, **options) would run, as TOML text.");
+
+  m.def(
+      "align",
+      [](py::object config, py::kwargs options) {
+        const AlignConfig resolved = make_config(config, options);
+        follow_python_level();
+        std::vector<RankedPair> pairs;
+        {
+          py::gil_scoped_release release;
+          pairs = align_terms(resolved);
+        }
+        return to_tuples(pairs);
+      },
+      py::arg("config") = py::none(),
+      "Aligns two term lists: the ranked, capped list as (source, target, score) tuples, best first.\n"
+      "config: a TOML configuration file; options: the CLI's flags with underscores (src_vectors=, seed=, top_m=,"
+      " ...), over the file. Writes nothing but a mapping asked for with save_mapping.");
+
+  m.def(
+      "evaluate",
+      [](py::object gold, py::object pred, py::object src_terms, py::object tgt_terms, bool ignore_oov) {
+        const PairList gold_pairs = pair_list(gold, PairFileKind::gold);
+        const PairList predictions = pair_list(pred, PairFileKind::submission);
+        const auto path = [](const py::object& value) {
+          return value.is_none() ? std::string()
+                                 : py::module_::import("os").attr("fspath")(value).cast<std::string>();
+        };
+        const std::string source_path = path(src_terms), target_path = path(tgt_terms);
+        EvaluationOptions options;
+        options.ignore_oov = ignore_oov;
+        follow_python_level();
+        std::string json;
+        {
+          py::gil_scoped_release release;
+          validate(options, !source_path.empty(), !target_path.empty());
+          TermList sources, targets;
+          if (!source_path.empty()) sources = read_term_list(source_path);
+          if (!target_path.empty()) targets = read_term_list(target_path);
+          json = format_json(evaluate(gold_pairs, predictions, source_path.empty() ? nullptr : &sources,
+                                      target_path.empty() ? nullptr : &targets, options));
+        }
+        return py::module_::import("json").attr("loads")(json);
+      },
+      py::arg("gold"), py::arg("pred"), py::arg("src_terms") = py::none(), py::arg("tgt_terms") = py::none(),
+      py::arg("ignore_oov") = false,
+      "Scores a ranked list against the gold (files, or lists of (source, target) pairs): the keys of "
+      "`termalign evaluate --json`.");
+
+  py::class_<Aligner>(m, "Aligner",
+                      "The align pipeline by stages, keeping the vectors it loaded for the runs after:\n"
+                      "load_vectors / set_vectors -> fit_mapping / set_mapping -> compose -> score -> rank;\n"
+                      "align() runs it whole (as termalign.align) with the kept vectors.")
+      .def(py::init([](py::object config, py::kwargs options) {
+             return std::make_unique<Aligner>(make_config(config, options));
+           }),
+           py::arg("config") = py::none())
+      .def(
+          "set_options", [](Aligner& aligner, py::kwargs options) { apply_keywords(aligner.config(), options); },
+          "Changes options for the next stages and runs (the loaded vectors are kept when the inputs are the "
+          "same).")
+      .def_property_readonly(
+          "config", [](const Aligner& aligner) { return to_toml(aligner.config()); },
+          "The resolved configuration as TOML text.")
+      .def(
+          "load_vectors",
+          [](Aligner& aligner) {
+            follow_python_level();
+            const Embeddings *source, *target;
+            {
+              py::gil_scoped_release release;
+              source = &aligner.vectors(Side::source);
+              target = &aligner.vectors(Side::target);
+            }
+            return py::make_tuple(py::make_tuple(source->words, to_numpy(source->vectors)),
+                                  py::make_tuple(target->words, to_numpy(target->vectors)));
+          },
+          "Loads (once) the configured vectors as a run needs them: ((source_words, source_matrix), "
+          "(target_words, "
+          "target_matrix)), raw float32 rows.")
+      .def(
+          "set_vectors",
+          [](Aligner& aligner, std::vector<std::string> source_words,
+             py::array_t<float, py::array::c_style | py::array::forcecast> source_vectors,
+             std::vector<std::string> target_words,
+             py::array_t<float, py::array::c_style | py::array::forcecast> target_vectors) {
+            Embeddings source = make_embeddings(std::move(source_words), source_vectors, "source_vectors");
+            Embeddings target = make_embeddings(std::move(target_words), target_vectors, "target_vectors");
+            py::gil_scoped_release release;
+            aligner.set_vectors(std::move(source), std::move(target));
+          },
+          py::arg("source_words"), py::arg("source_vectors"), py::arg("target_words"), py::arg("target_vectors"),
+          "Uses these vectors (words most frequent first, one float row each) instead of the configured files.")
+      .def(
+          "fit_mapping",
+          [](Aligner& aligner, py::object seed) {
+            follow_python_level();
+            std::unique_ptr<PairList> pairs;
+            if (!seed.is_none()) pairs = std::make_unique<PairList>(pair_list(seed, PairFileKind::seed_lexicon));
+            const Mapping* mapping;
+            {
+              py::gil_scoped_release release;
+              mapping = &aligner.fit_mapping(pairs.get());
+            }
+            return mapping_dict(*mapping);
+          },
+          py::arg("seed") = py::none(),
+          "Normalises the vectors and fits the mapping on the seed (a file or (source, target) pairs; default: "
+          "the "
+          "configured seed). Returns its normalisation, transforms and means as NumPy arrays.")
+      .def(
+          "set_mapping",
+          [](Aligner& aligner, py::object path) {
+            const std::string file = py::module_::import("os").attr("fspath")(path).cast<std::string>();
+            py::gil_scoped_release release;
+            aligner.set_mapping(load_mapping(file));
+          },
+          py::arg("path"), "Uses a mapping saved by `termalign align --save-mapping` instead of fitting one.")
+      .def_property_readonly("mapping", [](const Aligner& aligner) { return mapping_dict(aligner.mapping()); })
+      .def(
+          "compose",
+          [](Aligner& aligner, std::vector<std::string> terms, const std::string& side) {
+            follow_python_level();
+            ComposedTerms composed;
+            const Side which = parse_side(side);
+            {
+              py::gil_scoped_release release;
+              composed = aligner.compose(terms, which);
+            }
+            return py::make_tuple(to_numpy(composed.vectors), to_numpy_vector(composed.term_ids));
+          },
+          py::arg("terms"), py::arg("side") = "source",
+          "The terms' unit vectors in the shared space and, per row, the term's index in `terms` (terms with no "
+          "usable word are left out).")
+      .def(
+          "score",
+          [](const Aligner& aligner, py::array_t<float, py::array::c_style | py::array::forcecast> X,
+             py::array_t<float, py::array::c_style | py::array::forcecast> Z) {
+            follow_python_level();
+            const Matrix x = from_numpy(X, "X"), z = from_numpy(Z, "Z");
+            CslsSelection scored;
+            {
+              py::gil_scoped_release release;
+              scored = aligner.score(x, z);
+            }
+            std::vector<std::uint32_t> rows, cols;
+            std::vector<float> csls, cosine;
+            for (const Candidate& candidate : scored.candidates) {
+              rows.push_back(candidate.source);
+              cols.push_back(candidate.target);
+              csls.push_back(candidate.score);
+              cosine.push_back(candidate.cosine);
+            }
+            py::dict result;
+            result["source"] = to_numpy_vector(rows);
+            result["target"] = to_numpy_vector(cols);
+            result["csls"] = to_numpy_vector(csls);
+            result["cosine"] = to_numpy_vector(cosine);
+            result["source_means"] = to_numpy_vector(std::vector<float>(
+                scored.means.source.data(), scored.means.source.data() + scored.means.source.size()));
+            result["target_means"] = to_numpy_vector(std::vector<float>(
+                scored.means.target.data(), scored.means.target.data() + scored.means.target.size()));
+            return result;
+          },
+          py::arg("X"), py::arg("Z"),
+          "CSLS between the rows of X and Z (unit rows): each X row's candidates (rows of X and Z, CSLS, cosine), "
+          "best first, and both sides' neighbourhood means.")
+      .def(
+          "rank",
+          [](const Aligner& aligner, py::dict scores, std::vector<std::uint32_t> source_ids,
+             std::vector<std::uint32_t> target_ids, std::vector<std::string> source_terms,
+             std::vector<std::string> target_terms) {
+            CslsSelection scored;
+            const auto rows = scores["source"].cast<std::vector<std::uint32_t>>();
+            const auto cols = scores["target"].cast<std::vector<std::uint32_t>>();
+            const auto csls = scores["csls"].cast<std::vector<float>>();
+            if (rows.size() != cols.size() || rows.size() != csls.size())
+              throw_usage_error("scores' source, target and csls arrays need the same length.");
+            for (std::size_t i = 0; i < rows.size(); ++i)
+              scored.candidates.push_back({csls[i], 0, rows[i], cols[i]});
+            std::vector<RankedIndex> ranked;
+            {
+              py::gil_scoped_release release;
+              ranked = aligner.rank(scored, source_ids, target_ids, source_terms.size(), target_terms.size());
+            }
+            py::list list(ranked.size());
+            for (std::size_t i = 0; i < ranked.size(); ++i) {
+              list[i] = py::make_tuple(source_terms[ranked[i].source], target_terms[ranked[i].target],
+                                       static_cast<double>(ranked[i].score));
+            }
+            return list;
+          },
+          py::arg("scores"), py::arg("source_ids"), py::arg("target_ids"), py::arg("source_terms"),
+          py::arg("target_terms"),
+          "The final list from score()'s candidates: (source, target, score) tuples, each source's best top_m, "
+          "cut "
+          "at the cap.")
+      .def(
+          "align",
+          [](Aligner& aligner, py::kwargs options) {
+            apply_keywords(aligner.config(), options);
+            follow_python_level();
+            std::vector<RankedPair> pairs;
+            {
+              py::gil_scoped_release release;
+              pairs = aligner.align();
+            }
+            return to_tuples(pairs);
+          },
+          "termalign.align with this Aligner's configuration (options given here change it) and kept vectors.")
+      .def_property_readonly("files_read", &Aligner::files_read, "Vector files read so far.");
+}

@@ -1,0 +1,229 @@
+"""Tests of the Python module `termalign` on the bundled sample (data/sample, models/sample).
+
+Run by ctest (python.pytest) with PYTHONPATH=build/python, TERMALIGN_CLI (the CLI built beside the module) and
+TERMALIGN_SOURCE_DIR set; the CLI's output is the reference wherever the module must give the same.
+"""
+import json
+import logging
+import os
+import pathlib
+import subprocess
+import threading
+import time
+
+import numpy as np
+import pytest
+
+import termalign
+
+ROOT = pathlib.Path(os.environ.get("TERMALIGN_SOURCE_DIR", pathlib.Path(__file__).resolve().parents[2]))
+CLI = os.environ.get("TERMALIGN_CLI", str(ROOT / "build" / "termalign"))
+CONFIG = ROOT / "configs" / "sample.toml"
+SAMPLE = ROOT / "data" / "sample"
+SRC_TERMS = SAMPLE / "terms-en.txt"
+TGT_TERMS = SAMPLE / "terms-fr.txt"
+GOLD = SAMPLE / "terms-en-fr.txt"
+
+
+def read_lines(path):
+    return pathlib.Path(path).read_text(encoding="utf-8").splitlines()
+
+
+def run_cli(out, kernel=None):
+    env = dict(os.environ)
+    if kernel:
+        env["TERMALIGN_TILE_KERNEL"] = kernel
+    subprocess.run([CLI, "-q", "align", "--config", str(CONFIG), "--out", str(out / "submission.tsv"),
+                    "--scores", str(out / "scores.tsv")], check=True, env=env)
+    return out
+
+
+@pytest.fixture(scope="module")
+def cli_run(tmp_path_factory):
+    """The CLI's submission and score list on the sample with the default configuration."""
+    return run_cli(tmp_path_factory.mktemp("cli"))
+
+
+@pytest.fixture(scope="module")
+def sample_pairs():
+    return termalign.align(config=str(CONFIG))
+
+
+def test_align_gives_the_cli_submission_pair_for_pair(cli_run, sample_pairs):
+    expected = [tuple(line.split("\t")) for line in read_lines(cli_run / "submission.tsv")]
+    assert len(expected) > 3
+    assert [(s, t) for s, t, _ in sample_pairs] == expected
+    # The scores are the CLI's score column (printed with fewer digits).
+    printed = [float(line.split("\t")[2]) for line in read_lines(cli_run / "scores.tsv")]
+    assert np.allclose([score for _, _, score in sample_pairs], printed, atol=1e-5)
+    assert all(isinstance(s, str) and isinstance(t, str) and isinstance(x, float) for s, t, x in sample_pairs)
+
+
+def test_the_same_list_with_either_tile_kernel(tmp_path, sample_pairs):
+    # The module leaves OpenBLAS's threads (NumPy's too) alone, so its tiles may use Eigen's product where the CLI
+    # uses OpenBLAS's: each kernel gives the CLI's list with that kernel.
+    try:
+        for kernel in ("eigen", "openblas"):
+            if kernel == "openblas":
+                termalign.use_single_threaded_blas()
+                termalign.set_tile_kernel("auto")
+                if not termalign.similarity_kernel().startswith("OpenBLAS"):
+                    continue  # this build or machine has no OpenBLAS kernel that rounds alike
+            termalign.set_tile_kernel(kernel)
+            (tmp_path / kernel).mkdir()
+            out = run_cli(tmp_path / kernel, kernel)
+            expected = [tuple(line.split("\t")) for line in read_lines(out / "submission.tsv")]
+            assert [(s, t) for s, t, _ in termalign.align(config=CONFIG)] == expected
+    finally:
+        termalign.set_tile_kernel("auto")
+    with pytest.raises(termalign.UsageError, match="auto, eigen or openblas"):
+        termalign.set_tile_kernel("blas")
+
+
+def test_options_override_the_configuration_file(sample_pairs):
+    one_each = termalign.align(config=CONFIG, top_m=1, orthographic_candidates=0)
+    sources = [s for s, _, _ in one_each]
+    assert len(sources) == len(set(sources))  # top_m = 1: each source term once
+    assert len(one_each) < len(sample_pairs)
+    capped = termalign.align(config=CONFIG, cap=5)
+    assert capped == sample_pairs[:5]
+
+
+def test_options_without_a_configuration_file(sample_pairs):
+    pairs = termalign.align(src_vectors=str(ROOT / "models/sample/en.vec"),
+                            tgt_vectors=ROOT / "models/sample/fr.vec",  # os.PathLike is taken too
+                            seed=str(SAMPLE / "seed-en-fr.txt"), src_terms=str(SRC_TERMS), tgt_terms=str(TGT_TERMS))
+    assert pairs == sample_pairs
+
+
+def test_errors_are_python_exceptions_with_the_message(tmp_path):
+    with pytest.raises(termalign.UsageError, match="no_such_option"):
+        termalign.align(config=CONFIG, no_such_option=3)
+    with pytest.raises(termalign.UsageError, match="`top_m` must be an integer"):
+        termalign.align(config=CONFIG, top_m="ten")
+    with pytest.raises(termalign.UsageError, match="cannot be negative"):
+        termalign.align(config=CONFIG, top_m=-1)
+    with pytest.raises(termalign.UsageError, match="Unknown normalisation 'sideways'"):
+        termalign.align(config=CONFIG, normalization="sideways")
+    missing = tmp_path / "missing-terms.txt"
+    with pytest.raises(termalign.InputError, match="missing-terms.txt"):
+        termalign.align(config=CONFIG, src_terms=str(missing))
+    assert issubclass(termalign.InputError, termalign.Error)
+    assert issubclass(termalign.Error, RuntimeError)
+
+
+def test_every_option_has_a_keyword():
+    names = dict(termalign.option_names())
+    assert names["top_m"] == "ranking.top_m"
+    assert names["orthographic_weight"] == "orthography.weight"
+    assert names["src_vectors"] == "input.src_vectors"
+    resolved = termalign.resolve_config(CONFIG, top_m=4, whiten=False, corpus_weight=1)
+    assert "top_m = 4" in resolved and "whiten = false" in resolved and "corpus_weight = 1.0" in resolved
+
+
+def test_evaluate_gives_the_keys_and_values_of_evaluate_json(cli_run):
+    submission = cli_run / "submission.tsv"
+    cli = subprocess.run([CLI, "evaluate", "--gold", str(GOLD), "--pred", str(submission), "--src-terms",
+                          str(SRC_TERMS), "--tgt-terms", str(TGT_TERMS), "--json"],
+                         check=True, capture_output=True, text=True)
+    expected = json.loads(cli.stdout)
+    result = termalign.evaluate(str(GOLD), str(submission), src_terms=str(SRC_TERMS), tgt_terms=str(TGT_TERMS))
+    assert result == expected
+    assert 0 < result["ap"] < 1
+    # The pairs of align() score as their file does.
+    pairs = [(s, t) for s, t, _ in termalign.align(config=CONFIG)]
+    assert termalign.evaluate(GOLD, pairs, src_terms=SRC_TERMS, tgt_terms=TGT_TERMS) == expected
+    with pytest.raises(termalign.UsageError):
+        termalign.evaluate(GOLD, submission, ignore_oov=True)  # needs the term lists
+
+
+def test_aligner_stages_with_numpy(sample_pairs):
+    aligner = termalign.Aligner(config=CONFIG, orthographic_weight=0, orthographic_candidates=0)
+    (source_words, S), (target_words, T) = aligner.load_vectors()
+    assert S.dtype == np.float32 and S.ndim == 2 and S.shape[0] == len(source_words)
+    assert T.shape[1] == S.shape[1] and len(target_words) == T.shape[0]
+    mapping = aligner.fit_mapping()
+    d = S.shape[1]
+    assert mapping["source_transform"].shape[0] == d and mapping["normalization"] == "center"
+    source_terms, target_terms = read_lines(SRC_TERMS), read_lines(TGT_TERMS)
+    X, x_ids = aligner.compose(source_terms, "source")
+    Z, z_ids = aligner.compose(target_terms, side="target")
+    assert X.shape == (len(x_ids), mapping["source_transform"].shape[1]) and Z.shape[0] == len(z_ids)
+    assert np.allclose(np.linalg.norm(X, axis=1), 1, atol=1e-5)
+    scored = aligner.score(X, Z)
+    # CSLS against NumPy's brute force: 2 x.z - r_T(x) - r_S(z), k = 3 nearest on the other side.
+    sims = X.astype(np.float64) @ Z.T.astype(np.float64)
+    r_t = np.sort(sims, axis=1)[:, -3:].mean(axis=1)
+    r_s = np.sort(sims, axis=0)[-3:, :].mean(axis=0)
+    assert np.allclose(scored["source_means"], r_t, atol=1e-4)
+    assert np.allclose(scored["target_means"], r_s, atol=1e-4)
+    rows, cols = scored["source"], scored["target"]
+    assert np.allclose(scored["csls"], 2 * sims[rows, cols] - r_t[rows] - r_s[cols], atol=1e-4)
+    best = np.argmax(2 * sims - r_s[None, :], axis=1)  # each row's best target by CSLS
+    first = {}
+    for r, c in zip(rows, cols):
+        first.setdefault(int(r), int(c))
+    assert all(first[r] == best[r] or np.isclose(2 * sims[r, first[r]] - r_s[first[r]], 2 * sims[r, best[r]] - r_s[best[r]])
+               for r in first)
+    ranked = aligner.rank(scored, x_ids, z_ids, source_terms, target_terms)
+    # The stages give the pipeline's list (without the orthographic parts, which the stages leave out).
+    assert ranked == aligner.align()
+
+
+def test_aligner_keeps_its_vectors(caplog):
+    aligner = termalign.Aligner(config=CONFIG)
+    first = aligner.align()
+    with caplog.at_level(logging.INFO, logger="termalign"):
+        second = aligner.align(top_m=5)
+    assert aligner.files_read == 2  # one source and one target file, for both runs
+    assert any("reused" in record.getMessage() for record in caplog.records)
+    assert first == termalign.align(config=CONFIG)
+    assert second == termalign.align(config=CONFIG, top_m=5)
+
+
+def test_vectors_given_as_numpy_arrays(sample_pairs):
+    loaded = termalign.Aligner(config=CONFIG)
+    (source_words, S), (target_words, T) = loaded.load_vectors()
+    given = termalign.Aligner(config=CONFIG)
+    given.set_vectors(source_words, S, target_words, T)
+    assert given.align() == sample_pairs
+    assert given.files_read == 0
+    with pytest.raises(termalign.UsageError, match="dimension"):
+        given.set_vectors(source_words, S, target_words, T[:, :-1])
+
+
+def test_logs_go_through_python_logging(caplog):
+    with caplog.at_level(logging.INFO, logger="termalign"):
+        termalign.align(config=CONFIG)
+    messages = [record.getMessage() for record in caplog.records if record.name == "termalign"]
+    assert any("ranked" in message for message in messages)
+    caplog.clear()
+    with caplog.at_level(logging.WARNING, logger="termalign"):
+        termalign.align(config=CONFIG)
+    assert not [r for r in caplog.records if r.name == "termalign" and r.levelno < logging.WARNING]
+
+
+def test_the_gil_is_released_during_the_work():
+    # Another Python thread keeps running while align works: the longest gap between its ticks is well below the
+    # alignment's time (with the GIL held, the gap would be the whole alignment).
+    done = threading.Event()
+    span = {}
+
+    def work():
+        start = time.perf_counter()
+        for _ in range(3):
+            termalign.align(config=CONFIG, threads=1)
+        span["seconds"] = time.perf_counter() - start
+        done.set()
+
+    ticks = []
+    worker = threading.Thread(target=work)
+    worker.start()
+    while not done.is_set():
+        ticks.append(time.perf_counter())
+        time.sleep(0.001)
+    worker.join()
+    if span["seconds"] < 0.05:
+        pytest.skip("the alignment is too quick to tell")
+    gaps = np.diff(ticks)
+    assert len(ticks) > 5 and gaps.max() < span["seconds"] / 2
