@@ -8,7 +8,7 @@ shift || true
 
 packages=(build-essential cmake pkg-config libeigen3-dev libfasttext-dev libspdlog-dev catch2 libcli11-dev
           libtomlplusplus-dev libicu-dev libopenblas-dev libbenchmark-dev python3-numpy python3-matplotlib clang
-          libclang-rt-14-dev zlib1g-dev)
+          libclang-rt-14-dev zlib1g-dev libxgboost-dev)
 "$root/scripts/install-packages.sh" "${packages[@]}"
 
 cmake -S "$root" -B "$build" -DCMAKE_BUILD_TYPE=Release "$@" >/dev/null

@@ -12,6 +12,7 @@
 #include <unordered_set>
 
 #include "termalign/composition.h"
+#include "termalign/corpus_evidence.h"
 #include "termalign/distributed.h"
 #include "termalign/embeddings.h"
 #include "termalign/error.h"
@@ -545,7 +546,7 @@ CandidateSet generate_candidates(const AlignConfig& config, bool full_evidence, 
   require_same_terms(X, Z, group);
   // The re-ranker needs every piece of evidence; the orthographic bonus only the spellings. Reverse ranks and word
   // alignments cost a scoring pass and token matrices: they are computed only for the re-ranker.
-  full_evidence = full_evidence || !config.input.reranker.empty();
+  full_evidence = full_evidence || uses_reranker(config);
   if (!full_evidence && config.scoring.neighbourhood == Neighbourhood::terms) {
     // Nothing after this point needs the word vectors or a .bin model's subword vectors: freeing them before the
     // scoring lowers its peak memory (by gigabytes with .bin models).
@@ -620,6 +621,8 @@ CandidateSet generate_candidates(const AlignConfig& config, bool full_evidence, 
   if (orthographic) add_term_evidence(source_spellings, target_spellings, threads, evidence);
   if (full_evidence) {
     add_word_alignment(source_terms, target_terms, source_composer, target_composer, mapping, threads, evidence);
+    add_evidence_beyond_embeddings(config, source_terms, target_terms, source_composer, target_composer, mapping,
+                                   seed, evidence);
   }
   stats.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   logger().info("{} candidate pairs from {} x {} usable terms in {:.2f} s", evidence.size(), stats.source_usable,
@@ -629,9 +632,7 @@ CandidateSet generate_candidates(const AlignConfig& config, bool full_evidence, 
 
 Eigen::VectorXd candidate_scores(const CandidateSet& candidates, const AlignConfig& config) {
   const CandidateEvidence& evidence = candidates.evidence;
-  if (!config.input.reranker.empty()) {
-    return load_reranker(config.input.reranker).score(candidate_features(evidence));
-  }
+  if (uses_reranker(config)) return rerank(evidence, config);
   Eigen::VectorXd scores(static_cast<Eigen::Index>(evidence.size()));
   for (std::size_t i = 0; i < evidence.size(); ++i) {
     const double orthographic = config.orthography.weight > 0 ? evidence.orthographic[i] : 0.0;

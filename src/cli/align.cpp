@@ -117,8 +117,18 @@ std::shared_ptr<AlignOptions> AlignOptions::add(CLI::App* command, bool with_out
       command, "--cap", "Cut the list at this many pairs (0 = the BUCC cap)",
       [](AlignConfig & c) -> auto& { return c.ranking.cap; });
   a.option(
-      command, "--reranker", "Rank candidates with this model of `termalign train-reranker`",
+      command, "--reranker",
+      "Re-ranker: default (the bundled model trained on enfr/train), none (unsupervised score) or a model file",
       [](AlignConfig & c) -> auto& { return c.input.reranker; });
+  a.option(
+      command, "--src-corpus", "Source-language corpus (one sentence per line): corpus evidence for the re-ranker",
+      [](AlignConfig & c) -> auto& { return c.input.src_corpus; });
+  a.option(
+      command, "--tgt-corpus", "Target-language corpus, comparable to the source one",
+      [](AlignConfig & c) -> auto& { return c.input.tgt_corpus; });
+  a.option(
+      command, "--corpus-window", "Context words on each side of a term occurrence in the corpora",
+      [](AlignConfig & c) -> auto& { return c.input.corpus_window; });
   a.option(
       command, "--whiten", "Multi-step mapping: whiten both sides on the seed pairs (true/false)",
       [](AlignConfig & c) -> auto& { return c.mapping.whiten; });
