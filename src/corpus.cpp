@@ -22,34 +22,42 @@ namespace termalign {
 
 namespace {
 
-// The terms as token sequences, found by their first token.
+// The terms as token sequences in a trie: each position of a sentence costs one lookup per token of the longest
+// term starting there, however many terms share their first words.
 class TermMatcher {
  public:
-  explicit TermMatcher(const std::vector<std::string>& terms) {
-    sequences_.reserve(terms.size());
+  explicit TermMatcher(const std::vector<std::string>& terms) : nodes_(1) {
     for (std::size_t t = 0; t < terms.size(); ++t) {
-      sequences_.push_back(tokenize(terms[t]));
-      if (!sequences_.back().empty())
-        by_first_[sequences_.back().front()].push_back(static_cast<std::uint32_t>(t));
+      const std::vector<std::string> tokens = tokenize(terms[t]);
+      if (tokens.empty()) continue;
+      std::uint32_t node = 0;
+      for (const std::string& token : tokens) {
+        const auto [child, added] =
+            nodes_[node].children.try_emplace(token, static_cast<std::uint32_t>(nodes_.size()));
+        if (added) nodes_.emplace_back();
+        node = child->second;
+      }
+      nodes_[node].terms.push_back(static_cast<std::uint32_t>(t));
     }
   }
   // Calls found(term, length) for every term whose tokens start at `begin`.
   template <class Found>
   void match(const std::vector<std::string>& tokens, std::size_t begin, Found&& found) const {
-    const auto entry = by_first_.find(tokens[begin]);
-    if (entry == by_first_.end()) return;
-    for (const std::uint32_t term : entry->second) {
-      const std::vector<std::string>& sequence = sequences_[term];
-      if (begin + sequence.size() > tokens.size()) continue;
-      if (std::equal(sequence.begin() + 1, sequence.end(),
-                     tokens.begin() + static_cast<std::ptrdiff_t>(begin) + 1))
-        found(term, sequence.size());
+    std::uint32_t node = 0;
+    for (std::size_t i = begin; i < tokens.size(); ++i) {
+      const auto child = nodes_[node].children.find(tokens[i]);
+      if (child == nodes_[node].children.end()) return;
+      node = child->second;
+      for (const std::uint32_t term : nodes_[node].terms) found(term, i + 1 - begin);
     }
   }
 
  private:
-  std::vector<std::vector<std::string>> sequences_;
-  std::unordered_map<std::string, std::vector<std::uint32_t>> by_first_;
+  struct Node {
+    std::unordered_map<std::string, std::uint32_t> children;
+    std::vector<std::uint32_t> terms;  // the terms ending here
+  };
+  std::vector<Node> nodes_;
 };
 
 // A token that is a word (starts with a letter, a number or '_'), not punctuation.
@@ -72,14 +80,26 @@ std::string lower_line(const std::string& line) {
   return to_lower(line);
 }
 
-// What one thread has counted.
+// What one thread has counted; its words by ids of its own.
 struct Counts {
   std::size_t sentences = 0, tokens = 0;
-  std::unordered_map<std::string, std::uint64_t> words;
+  std::unordered_map<std::string, std::uint32_t> ids;
+  std::vector<std::string> words;
+  std::vector<std::uint64_t> word_count;
   std::vector<std::uint64_t> term_count, term_sentences;
-  std::vector<std::unordered_map<std::string, float>> context;
-  explicit Counts(std::size_t terms) : term_count(terms), term_sentences(terms), context(terms) {}
+  std::unordered_map<std::uint64_t, std::uint32_t> context;  // (term << 32 | word id) -> co-occurrences
+  explicit Counts(std::size_t terms) : term_count(terms), term_sentences(terms) {}
+  std::uint32_t intern(const std::string& word) {
+    const auto [found, added] = ids.try_emplace(word, static_cast<std::uint32_t>(words.size()));
+    if (added) {
+      words.push_back(word);
+      word_count.push_back(0);
+    }
+    return found->second;
+  }
 };
+
+constexpr std::uint32_t kNotWord = 0xFFFFFFFFu;
 
 // A piece of the corpus: whole lines, and the number of its first line.
 struct Piece {
@@ -90,6 +110,7 @@ struct Piece {
 void count_piece(const Piece& piece, const std::string& path, const TermMatcher& matcher, int window,
                  Counts& counts) {
   std::vector<std::uint32_t> seen;  // terms found in the sentence
+  std::vector<std::uint32_t> word;  // each token's word id, or kNotWord
   std::size_t line_number = piece.first_line, start = 0;
   while (start < piece.text.size()) {
     std::size_t end = piece.text.find('\n', start);
@@ -104,21 +125,21 @@ void count_piece(const Piece& piece, const std::string& path, const TermMatcher&
     if (tokens.empty()) continue;
     ++counts.sentences;
     counts.tokens += tokens.size();
-    std::vector<std::uint8_t> word(tokens.size());
+    word.resize(tokens.size());
     for (std::size_t i = 0; i < tokens.size(); ++i) {
-      word[i] = is_word_token(tokens[i]);
-      if (word[i]) ++counts.words[tokens[i]];
+      word[i] = is_word_token(tokens[i]) ? counts.intern(tokens[i]) : kNotWord;
+      if (word[i] != kNotWord) ++counts.word_count[word[i]];
     }
     seen.clear();
     for (std::size_t i = 0; i < tokens.size(); ++i) {
       matcher.match(tokens, i, [&](std::uint32_t term, std::size_t length) {
         ++counts.term_count[term];
         seen.push_back(term);
-        auto& context = counts.context[term];
+        const std::uint64_t key = static_cast<std::uint64_t>(term) << 32;
         const std::size_t from = i >= static_cast<std::size_t>(window) ? i - window : 0;
         const std::size_t to = std::min(tokens.size(), i + length + window);
         for (std::size_t j = from; j < to; ++j) {
-          if ((j < i || j >= i + length) && word[j]) context[tokens[j]] += 1.0f;
+          if ((j < i || j >= i + length) && word[j] != kNotWord) ++counts.context[key | word[j]];
         }
       });
     }
@@ -183,53 +204,76 @@ CorpusStatistics gather_corpus_statistics(const std::string& path, const std::ve
   }
   progress.finish();
 
-  // Merged into the first thread's counts.
-  Counts& total = counts[0];
-  for (std::size_t thread = 1; thread < counts.size(); ++thread) {
-    Counts& other = counts[thread];
-    total.sentences += other.sentences;
-    total.tokens += other.tokens;
-    for (const auto& [word, count] : other.words) total.words[word] += count;
-    for (std::size_t t = 0; t < terms.size(); ++t) {
-      total.term_count[t] += other.term_count[t];
-      total.term_sentences[t] += other.term_sentences[t];
-      for (const auto& [word, count] : other.context[t]) total.context[t][word] += count;
-    }
-    other = Counts(0);
-  }
-  if (total.sentences == 0) throw_input_error(path, 0, "the corpus has no text.");
-
+  // The threads' counts merged by word: global ids in the order of the words' strings, so that the result does not
+  // depend on how the corpus was shared out.
   CorpusStatistics statistics;
   statistics.path = path;
-  statistics.sentences = total.sentences;
-  statistics.tokens = total.tokens;
-  statistics.term_count = std::move(total.term_count);
-  statistics.term_sentences = std::move(total.term_sentences);
+  std::vector<std::string> all_words;
+  for (Counts& part : counts) {
+    statistics.sentences += part.sentences;
+    statistics.tokens += part.tokens;
+    all_words.insert(all_words.end(), part.words.begin(), part.words.end());
+  }
+  if (statistics.sentences == 0) throw_input_error(path, 0, "the corpus has no text.");
+  std::sort(all_words.begin(), all_words.end());
+  all_words.erase(std::unique(all_words.begin(), all_words.end()), all_words.end());
+  std::unordered_map<std::string, std::uint32_t> global_ids;
+  global_ids.reserve(all_words.size());
+  for (std::size_t w = 0; w < all_words.size(); ++w)
+    global_ids.emplace(all_words[w], static_cast<std::uint32_t>(w));
+  std::vector<std::uint64_t> word_count(all_words.size());
+  statistics.term_count.assign(terms.size(), 0);
+  statistics.term_sentences.assign(terms.size(), 0);
+  std::vector<std::pair<std::uint64_t, std::uint32_t>> context;  // (term << 32 | global word id), count
+  for (Counts& part : counts) {
+    std::vector<std::uint32_t> to_global(part.words.size());
+    for (std::size_t w = 0; w < part.words.size(); ++w) {
+      to_global[w] = global_ids.at(part.words[w]);
+      word_count[to_global[w]] += part.word_count[w];
+    }
+    for (std::size_t t = 0; t < terms.size(); ++t) {
+      statistics.term_count[t] += part.term_count[t];
+      statistics.term_sentences[t] += part.term_sentences[t];
+    }
+    for (const auto& [key, count] : part.context)
+      context.emplace_back((key & ~std::uint64_t(0xFFFFFFFFu)) | to_global[key & 0xFFFFFFFFu], count);
+    part = Counts(0);
+  }
+  std::sort(context.begin(), context.end());
   // Context distribution smoothed to the power 0.75, so that rare context words do not get huge PMI values.
   double smoothed_total = 0;
-  for (const auto& [word, count] : total.words) smoothed_total += std::pow(static_cast<double>(count), 0.75);
+  std::vector<double> smoothed(word_count.size());
+  for (std::size_t w = 0; w < word_count.size(); ++w)
+    smoothed_total += smoothed[w] = std::pow(double(word_count[w]), 0.75);
   statistics.context.resize(terms.size());
-  for (std::size_t t = 0; t < terms.size(); ++t) {
+  std::vector<std::uint32_t> final_id(all_words.size(), kNotWord);
+  for (std::size_t begin = 0; begin < context.size();) {
+    const std::uint64_t term = context[begin].first >> 32;
+    std::size_t end = begin;
     double term_total = 0;
-    for (const auto& entry : total.context[t]) term_total += entry.second;
-    // Words in a fixed order (by string), so that the ids and the result do not depend on the hash order.
-    std::vector<std::pair<std::string, float>> entries(total.context[t].begin(), total.context[t].end());
-    std::sort(entries.begin(), entries.end());
-    SparseVector& vector = statistics.context[t];
-    for (const auto& [word, count] : entries) {
-      const double word_count = static_cast<double>(total.words.at(word));
-      const double pmi = std::log(count / term_total) - std::log(std::pow(word_count, 0.75) / smoothed_total);
+    while (end < context.size() && (context[end].first >> 32) == term) term_total += context[end++].second;
+    for (std::size_t i = begin; i < end; ++i) {
+      // Summed (counts of equal keys from several threads are adjacent after the sort).
+      std::uint64_t count = context[i].second;
+      while (i + 1 < end && context[i + 1].first == context[i].first) count += context[++i].second;
+      const std::uint32_t word = static_cast<std::uint32_t>(context[i].first & 0xFFFFFFFFu);
+      const double pmi = std::log(double(count) / term_total) - std::log(smoothed[word] / smoothed_total);
       if (pmi <= 0) continue;
-      auto [found, inserted] =
-          statistics.word_ids.try_emplace(word, static_cast<std::uint32_t>(statistics.words.size()));
-      if (inserted) {
-        statistics.words.push_back(word);
-        statistics.word_count.push_back(static_cast<std::uint64_t>(word_count));
-      }
-      vector.emplace_back(found->second, static_cast<float>(pmi));
+      final_id[word] = 0;  // used
+      statistics.context[term].emplace_back(word, static_cast<float>(pmi));
     }
-    std::sort(vector.begin(), vector.end());
+    begin = end;
   }
+  // The context words (positive PPMI somewhere) renumbered in string order.
+  for (std::size_t w = 0; w < all_words.size(); ++w) {
+    if (final_id[w] == kNotWord) continue;
+    final_id[w] = static_cast<std::uint32_t>(statistics.words.size());
+    statistics.word_ids.emplace(all_words[w], final_id[w]);
+    statistics.words.push_back(all_words[w]);
+    statistics.word_count.push_back(word_count[w]);
+  }
+  for (SparseVector& vector : statistics.context)
+    for (auto& entry : vector) entry.first = final_id[entry.first];
   std::size_t found_terms = 0;
   for (const std::uint64_t count : statistics.term_count) found_terms += count > 0;
   logger().info("corpus {}: {} sentences, {} tokens; {} of {} terms found, {} context words, in {:.2f} s", path,

@@ -12,7 +12,8 @@ using namespace termalign;
 
 namespace {
 
-// Rows whose label is 1 when x0 + x1 * x2 > 0.6 (an interaction a linear model misses), plus a noise column.
+// Rows whose label is 1 when exactly one of x0, x1 exceeds 0.5 (an interaction no linear model represents), plus
+// two noise columns.
 void synthetic(std::size_t rows, std::uint32_t seed, Matrix& x, std::vector<std::uint8_t>& labels) {
   std::mt19937 generator(seed);
   std::uniform_real_distribution<float> uniform(0, 1);
@@ -21,7 +22,7 @@ void synthetic(std::size_t rows, std::uint32_t seed, Matrix& x, std::vector<std:
   for (std::size_t i = 0; i < rows; ++i) {
     const auto r = static_cast<Eigen::Index>(i);
     for (Eigen::Index j = 0; j < 4; ++j) x(r, j) = uniform(generator);
-    labels[i] = x(r, 0) + x(r, 1) * x(r, 2) > 0.6f;
+    labels[i] = (x(r, 0) > 0.5f) != (x(r, 1) > 0.5f);
   }
 }
 
@@ -42,8 +43,8 @@ double auc(const Eigen::VectorXd& scores, const std::vector<std::uint8_t>& label
 TEST_CASE("boosted trees learn an interaction, and their saved model scores the same", "[reranker]") {
   Matrix train, test;
   std::vector<std::uint8_t> train_labels, test_labels;
-  synthetic(2000, 1, train, train_labels);
-  synthetic(500, 2, test, test_labels);
+  synthetic(1000, 1, train, train_labels);
+  synthetic(300, 2, test, test_labels);
   const std::vector<std::string> names = {"a", "b", "c", "noise"};
   double trees_auc = 0;
   for (const Learner learner : {Learner::trees, Learner::ranking}) {
@@ -52,10 +53,10 @@ TEST_CASE("boosted trees learn an interaction, and their saved model scores the 
     model.features = names;
     BoostedTreesOptions options;
     options.objective = learner == Learner::ranking ? "rank:pairwise" : "binary:logistic";
-    options.rounds = 100;
+    options.rounds = 60;
     model.booster = train_boosted_trees(train, train_labels, options);
     const Eigen::VectorXd scores = model.score(test, 2);
-    CHECK(auc(scores, test_labels) > 0.97);
+    CHECK(auc(scores, test_labels) > 0.95);
     if (learner == Learner::trees) trees_auc = auc(scores, test_labels);
     // The same on one thread, and after a round trip through the file format.
     CHECK(model.score(test, 1) == scores);
@@ -68,9 +69,10 @@ TEST_CASE("boosted trees learn an interaction, and their saved model scores the 
     REQUIRE(parts.cols() == 5);
     for (Eigen::Index i = 0; i < parts.rows(); ++i) CHECK(parts.row(i).sum() == Approx(scores(i)).margin(1e-4));
   }
-  // The logistic regression cannot represent the interaction as well.
+  // The logistic regression cannot represent the interaction: about chance.
   const Reranker logistic = train_logistic(train, names, train_labels, 1.0);
-  CHECK(auc(logistic.score(test), test_labels) < trees_auc);
+  CHECK(auc(logistic.score(test), test_labels) < 0.7);
+  CHECK(trees_auc > 0.95);
 }
 
 TEST_CASE("re-ranker models: the earlier logistic format is read, a table gives the model its columns",
