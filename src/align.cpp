@@ -14,6 +14,7 @@
 #include "detail/align_steps.h"
 #include "detail/compose_alongside.h"
 #include "termalign/composition.h"
+#include "termalign/corpus_evidence.h"
 #include "termalign/distributed.h"
 #include "termalign/embeddings.h"
 #include "termalign/error.h"
@@ -433,7 +434,7 @@ class PipelineRun {
   PipelineRun(const AlignConfig& config, bool full_evidence, AlignmentSummary& stats, const ProcessGroup& group,
               VectorCache* cache)
       : config_(config), threads_(config.scoring.threads), fit_(config.output.mapping.empty()),
-        full_evidence_(full_evidence || !config.input.reranker.empty()), stats_(stats), group_(group),
+        full_evidence_(full_evidence || uses_reranker(config)), stats_(stats), group_(group),
         cache_(cache) {}
 
   // With a cache, the term lists and mapped term vectors of an earlier run with the same inputs, mapping and
@@ -648,6 +649,8 @@ class PipelineRun {
       const TermComposer target_composer(target_, mapping_.target, config_.composition);
       add_word_alignment(result_.source_terms, result_.target_terms, source_composer, target_composer, mapping_,
                          threads_, evidence);
+      add_evidence_beyond_embeddings(config_, result_.source_terms, result_.target_terms, source_composer,
+                                     target_composer, mapping_, seed_, evidence);
     }
     return std::move(result_);
   }
@@ -741,9 +744,7 @@ CandidateSet generate_candidates(const AlignConfig& config, bool full_evidence, 
 
 Eigen::VectorXd candidate_scores(const CandidateSet& candidates, const AlignConfig& config) {
   const CandidateEvidence& evidence = candidates.evidence;
-  if (!config.input.reranker.empty()) {
-    return load_reranker(config.input.reranker).score(candidate_features(evidence));
-  }
+  if (uses_reranker(config)) return rerank(evidence, config);
   Eigen::VectorXd scores(static_cast<Eigen::Index>(evidence.size()));
   for (std::size_t i = 0; i < evidence.size(); ++i) {
     const double orthographic = config.orthography.weight > 0 ? evidence.orthographic[i] : 0.0;

@@ -29,6 +29,9 @@ void visit_options(Config& config, Visitor&& visit) {
   visit("input", "tgt_terms", config.input.tgt_terms);
   visit("input", "most_frequent", config.input.most_frequent);
   visit("input", "reranker", config.input.reranker);
+  visit("input", "src_corpus", config.input.src_corpus);
+  visit("input", "tgt_corpus", config.input.tgt_corpus);
+  visit("input", "corpus_window", config.input.corpus_window);
   visit("input", "src_corpus_vectors", config.input.src_corpus_vectors);
   visit("input", "tgt_corpus_vectors", config.input.tgt_corpus_vectors);
   visit("input", "corpus_weight", config.input.corpus_weight);
@@ -73,8 +76,10 @@ void visit_options(Config& config, Visitor&& visit) {
 // A file or folder name, relative to the configuration file that gives it (the seed's "identical" is a keyword).
 bool is_path_option(const std::string& section, const std::string& key, const std::string& value) {
   if (section == "input" && key == "seed" && value == kIdenticalSeed) return false;
-  return section == "input" ? key != "most_frequent" && key != "corpus_weight" && key != "pair"
-                            : section == "output";
+  if (section == "input" && key == "reranker" && (value == "default" || value == "none")) return false;
+  return section == "input"
+             ? key != "most_frequent" && key != "corpus_weight" && key != "pair" && key != "corpus_window"
+             : section == "output";
 }
 
 // A float as typed: the shortest text that reads back to the same double (0.1, not 0.10000000000000001), with a
@@ -194,6 +199,11 @@ void AlignConfig::validate() const {
   require(input.src_corpus_vectors.empty() == input.tgt_corpus_vectors.empty(),
           "Corpus vectors are combined for both languages or neither: give both `src_corpus_vectors` and "
           "`tgt_corpus_vectors`.");
+  require(input.src_corpus.empty() == input.tgt_corpus.empty(),
+          "The corpus evidence needs both corpora: give both `src_corpus` and `tgt_corpus`.");
+  require(input.corpus_window >= 1,
+          "`corpus_window` must be at least 1 (got " + std::to_string(input.corpus_window) + ").");
+  require(!input.reranker.empty(), "`reranker` cannot be empty: give \"default\", \"none\" or a model file.");
   require(input.corpus_weight >= 0 && input.corpus_weight <= 1,
           "corpus_weight must be between 0 and 1 (got " + std::to_string(input.corpus_weight) + ").");
   require(input.src_corpus_vectors.empty() || scoring.neighbourhood == Neighbourhood::terms,
@@ -203,6 +213,8 @@ void AlignConfig::validate() const {
       input.src_corpus_vectors.empty() || output.mapping.empty(),
       "Combining corpus vectors fits a second mapping from the seed lexicon: it cannot be used with `mapping`.");
 }
+
+bool uses_reranker(const AlignConfig& config) { return config.input.reranker != "none"; }
 
 namespace {
 

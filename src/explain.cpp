@@ -35,12 +35,14 @@ std::string format_explanation(const CandidateSet& candidates, const std::vector
   for (std::size_t i = 0; i < evidence.size(); ++i)
     place.emplace(pair_key(evidence.source[i], evidence.target[i]), i);
 
-  const bool reranked = !config.input.reranker.empty();
+  const bool reranked = uses_reranker(config);
   Reranker model;
-  Matrix features;
+  Matrix features, contributions;
   if (reranked) {
-    model = load_reranker(config.input.reranker);
-    features = candidate_features(evidence);
+    const FeatureTable table = candidate_feature_table(evidence);
+    model = configured_reranker(config.input.reranker, table);
+    features = table.select(model.features, reranker_origin(config.input.reranker, table));
+    contributions = model.contributions(features, config.scoring.threads);
   }
   fmt::memory_buffer out;
   const auto put = [&out](const auto&... parts) { fmt::format_to(std::back_inserter(out), parts...); };
@@ -68,10 +70,10 @@ std::string format_explanation(const CandidateSet& candidates, const std::vector
         number(reranked ? 0.0
                         : config.orthography.weight * (config.orthography.weight > 0 ? orthographic : 0.0f)));
     if (reranked) {
-      put("\t{}", number(model.bias));
+      const auto row = static_cast<Eigen::Index>(i);
+      put("\t{}", number(contributions(row, features.cols())));
       for (Eigen::Index j = 0; j < features.cols(); ++j) {
-        const float value = features(static_cast<Eigen::Index>(i), j);
-        put("\t{}\t{}", number(value), number(model.weights(j) * (value - model.mean(j)) / model.scale(j)));
+        put("\t{}\t{}", number(features(row, j)), number(contributions(row, j)));
       }
     }
     put("\n");

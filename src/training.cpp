@@ -1,5 +1,7 @@
 #include "termalign/training.h"
 
+#include <spdlog/fmt/fmt.h>
+
 #include <algorithm>
 #include <numeric>
 #include <random>
@@ -31,18 +33,40 @@ Matrix select_rows(const Matrix& matrix, const std::vector<std::size_t>& rows) {
   return selected;
 }
 
+Reranker fit(Learner learner, const Matrix& x, const std::vector<std::string>& names,
+             const std::vector<std::uint8_t>& labels, const RerankerTrainingOptions& options, int threads) {
+  if (learner == Learner::logistic) return train_logistic(x, names, labels, options.l2);
+  Reranker model;
+  model.learner = learner;
+  model.features = names;
+  BoostedTreesOptions trees = options.trees;
+  trees.objective = learner == Learner::ranking ? "rank:pairwise" : "binary:logistic";
+  trees.threads = threads;
+  model.booster = train_boosted_trees(x, labels, trees);
+  return model;
+}
+
 }  // namespace
 
 RerankerTrainingResult train_reranker(const AlignConfig& config, const RerankerTrainingOptions& options) {
   if (options.folds < 2)
     throw_usage_error("Cross-validation needs at least 2 folds (got " + std::to_string(options.folds) + ").");
-  if (!config.input.reranker.empty()) {
+  if (config.input.reranker != kDefaultReranker && config.input.reranker != kNoReranker) {
     throw_usage_error("A re-ranker is being trained: do not give one to apply (--reranker).");
   }
+  std::vector<Learner> learners;
+  if (options.learner == "auto") {
+    learners = {Learner::logistic, Learner::trees, Learner::ranking};
+  } else {
+    learners = {parse_learner(options.learner)};
+  }
   const PairList gold = read_pairs(options.gold, PairFileKind::gold);
-  const CandidateSet candidates = generate_candidates(config, true);
+  AlignConfig unsupervised = config;
+  unsupervised.input.reranker = kNoReranker;
+  const CandidateSet candidates = generate_candidates(unsupervised, true);
   const CandidateEvidence& evidence = candidates.evidence;
-  const Matrix features = candidate_features(evidence);
+  const FeatureTable table = candidate_feature_table(evidence);
+  const int threads = config.scoring.threads;
 
   std::set<std::pair<std::string, std::string>> gold_pairs(gold.pairs.begin(), gold.pairs.end());
   std::vector<std::uint8_t> labels(evidence.size());
@@ -52,7 +76,11 @@ RerankerTrainingResult train_reranker(const AlignConfig& config, const RerankerT
                                   candidates.target_terms.terms[evidence.target[i]]}) != 0;
     result.positives += labels[i];
   }
+  for (const auto& [source, target] : gold_pairs)
+    result.gold_pairs += candidates.source_terms.contains(source) && candidates.target_terms.contains(target);
   result.candidates = evidence.size();
+  result.candidate_recall =
+      result.gold_pairs ? static_cast<double>(result.positives) / static_cast<double>(result.gold_pairs) : 0.0;
   if (result.positives == 0) {
     throw_input_error(options.gold, 0, "no candidate pair is in the gold: is it the gold of these term lists?");
   }
@@ -63,29 +91,78 @@ RerankerTrainingResult train_reranker(const AlignConfig& config, const RerankerT
   std::iota(order.begin(), order.end(), 0u);
   std::shuffle(order.begin(), order.end(), std::mt19937(options.seed));
   for (std::size_t i = 0; i < order.size(); ++i) fold_of[order[i]] = static_cast<std::uint32_t>(i % options.folds);
-
-  Eigen::VectorXd held_out_scores(static_cast<Eigen::Index>(evidence.size()));
+  std::vector<std::vector<std::size_t>> train_rows(options.folds), test_rows(options.folds);
   for (std::uint32_t fold = 0; fold < options.folds; ++fold) {
-    std::vector<std::size_t> train_rows, test_rows;
     for (std::size_t i = 0; i < evidence.size(); ++i) {
-      (fold_of[evidence.source[i]] == fold ? test_rows : train_rows).push_back(i);
-    }
-    std::vector<std::uint8_t> train_labels;
-    for (std::size_t i : train_rows) train_labels.push_back(labels[i]);
-    const Reranker model = train_logistic(select_rows(features, train_rows), train_labels, options.l2);
-    const Eigen::VectorXd scores = model.score(select_rows(features, test_rows));
-    for (std::size_t i = 0; i < test_rows.size(); ++i) {
-      held_out_scores(static_cast<Eigen::Index>(test_rows[i])) = scores(static_cast<Eigen::Index>(i));
+      (fold_of[evidence.source[i]] == fold ? test_rows : train_rows)[fold].push_back(i);
     }
   }
-  result.cross_validated_ap = ranked_ap(candidates, held_out_scores, gold);
+  const auto cross_validated = [&](Learner learner, const std::vector<std::string>& names) {
+    const Matrix x = table.select(names, "(training)");
+    Eigen::VectorXd held_out(static_cast<Eigen::Index>(evidence.size()));
+    for (std::uint32_t fold = 0; fold < options.folds; ++fold) {
+      std::vector<std::uint8_t> fold_labels;
+      for (const std::size_t i : train_rows[fold]) fold_labels.push_back(labels[i]);
+      const Reranker model = fit(learner, select_rows(x, train_rows[fold]), names, fold_labels, options, threads);
+      const Eigen::VectorXd scores = model.score(select_rows(x, test_rows[fold]), threads);
+      for (std::size_t i = 0; i < test_rows[fold].size(); ++i)
+        held_out(static_cast<Eigen::Index>(test_rows[fold][i])) = scores(static_cast<Eigen::Index>(i));
+    }
+    return ranked_ap(candidates, held_out, gold);
+  };
+
+  Learner chosen = learners.front();
+  result.cross_validated_ap = -1;
+  for (const Learner learner : learners) {
+    const double ap = cross_validated(learner, table.names);
+    result.learners.emplace_back(to_string(learner), ap);
+    logger().info("re-ranker {}: {}-fold cross-validated AP {:.4f}", to_string(learner), options.folds, ap);
+    if (ap > result.cross_validated_ap) {
+      result.cross_validated_ap = ap;
+      chosen = learner;
+    }
+  }
+  if (options.ablation) {
+    std::vector<std::string> groups;
+    for (const std::string& name : table.names) {
+      const std::string group = feature_group(name);
+      if (std::find(groups.begin(), groups.end(), group) == groups.end()) groups.push_back(group);
+    }
+    for (const std::string& group : groups) {
+      std::vector<std::string> kept;
+      for (const std::string& name : table.names)
+        if (feature_group(name) != group) kept.push_back(name);
+      if (kept.empty()) continue;
+      const double ap = cross_validated(chosen, kept);
+      result.ablation.push_back({group, table.names.size() - kept.size(), ap});
+      logger().info("re-ranker without the {} features: cross-validated AP {:.4f}", group, ap);
+    }
+  }
   Eigen::VectorXd csls_scores(static_cast<Eigen::Index>(evidence.size()));
   for (std::size_t i = 0; i < evidence.size(); ++i) csls_scores(static_cast<Eigen::Index>(i)) = evidence.csls[i];
   result.csls_ap = ranked_ap(candidates, csls_scores, gold);
-  result.model = train_logistic(features, labels, options.l2);
-  logger().info("re-ranker: {} candidates, {} in the gold; AP by CSLS {:.4f}, {}-fold cross-validated AP {:.4f}",
-                result.candidates, result.positives, result.csls_ap, options.folds, result.cross_validated_ap);
+  result.unsupervised_ap = ranked_ap(candidates, candidate_scores(candidates, unsupervised), gold);
+  result.model = fit(chosen, table.values, table.names, labels, options, threads);
+  logger().info(
+      "re-ranker: {} candidates, {} of {} gold pairs among them (recall {:.4f}); AP by CSLS {:.4f}, unsupervised "
+      "{:.4f}, {}-fold cross-validated AP {:.4f} ({})",
+      result.candidates, result.positives, result.gold_pairs, result.candidate_recall, result.csls_ap,
+      result.unsupervised_ap, options.folds, result.cross_validated_ap, to_string(chosen));
   return result;
+}
+
+std::string format_training_report(const RerankerTrainingResult& result, std::size_t folds) {
+  std::string text = fmt::format("| configuration | {}-fold cross-validated AP |\n|---|---:|\n", folds);
+  text += fmt::format("| unsupervised score (CSLS + orthographic bonus), same candidates | {:.4f} |\n",
+                      result.unsupervised_ap);
+  for (const auto& [learner, ap] : result.learners) text += fmt::format("| learner {} | {:.4f} |\n", learner, ap);
+  for (const AblationRow& row : result.ablation) {
+    text += fmt::format("| {} without the {} features ({}) | {:.4f} |\n", to_string(result.model.learner),
+                        row.group, row.features, row.cross_validated_ap);
+  }
+  text += fmt::format("\ncandidates: {}; gold pairs among them: {} of {} (candidate recall {:.4f})\n",
+                      result.candidates, result.positives, result.gold_pairs, result.candidate_recall);
+  return text;
 }
 
 }  // namespace termalign

@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "shared_data.h"
 #include "termalign/align.h"
 #include "termalign/evaluation.h"
 #include "termalign/io.h"
@@ -17,6 +18,10 @@ using namespace termalign;
 namespace {
 const std::string kSource = TERMALIGN_SOURCE_DIR;
 const std::string kOutputs = std::string(TERMALIGN_BINARY_DIR) + "/test_align_outputs";
+// The README's figures: the sample's AP with the default (bundled) re-ranker and with none; enfr/train's AP with
+// the bundled models, without and with the corpora (on the data they were trained on).
+constexpr double kSampleDefaultAp = 0.873643, kSampleUnsupervisedAp = 0.762886;
+constexpr double kTrainDefaultAp = 0.758407, kTrainCorpusAp = 0.853958, kTrainUnsupervisedAp = 0.565339;
 
 AlignConfig sample_config(const std::string& vectors_extension, const std::string& out_name) {
   std::filesystem::create_directories(kOutputs);
@@ -77,6 +82,54 @@ TEST_CASE("align writes a valid submission on the bundled sample, with .vec and 
     if (extension == "vec") CHECK(ap > 0.3);
     CHECK(std::filesystem::exists(config.output.out + ".config.toml"));
   }
+}
+
+TEST_CASE("align re-ranks with the bundled model by default, and --reranker none is the unsupervised score",
+          "[align]") {
+  // scripts/run_sample.sh's configuration (configs/sample.toml) and the README's figures for it.
+  AlignConfig config;
+  load_config(kSource + "/configs/sample.toml", config);
+  std::filesystem::create_directories(kOutputs);
+  config.output.out = kOutputs + "/sample-default.tsv";
+  config.output.scores.clear();
+  const std::string gold = kSource + "/data/sample/terms-en-fr.txt";
+  run_align(config);
+  const double by_default = average_precision(config, gold);
+  CHECK(by_default == Approx(kSampleDefaultAp).margin(5e-7));
+  // The same list as the model file given by name.
+  AlignConfig named = config;
+  named.input.reranker = kSource + (config.input.src_corpus.empty() ? "/models/reranker-enfr.txt"
+                                                                    : "/models/reranker-enfr-corpus.txt");
+  named.output.out = kOutputs + "/sample-named.tsv";
+  run_align(named);
+  CHECK(read_file(named.output.out) == read_file(config.output.out));
+  AlignConfig none = config;
+  none.input.reranker = "none";
+  none.input.src_corpus.clear();
+  none.input.tgt_corpus.clear();
+  none.output.out = kOutputs + "/sample-none.tsv";
+  run_align(none);
+  CHECK(average_precision(none, gold) == Approx(kSampleUnsupervisedAp).margin(5e-7));
+  CHECK(by_default > average_precision(none, gold));
+}
+
+TEST_CASE("With both corpora the default re-ranker is the corpus model", "[align]") {
+  AlignConfig config = sample_config("vec", "sample-corpora.tsv");
+  config.input.src_corpus = kSource + "/data/sample/corpus-en.txt";
+  config.input.tgt_corpus = kSource + "/data/sample/corpus-fr.txt";
+  config.output.explain = kOutputs + "/sample-corpora.explain.tsv";
+  run_align(config);
+  const std::string header =
+      read_file(config.output.explain).substr(0, read_file(config.output.explain).find('\n'));
+  CHECK_THAT(header, Catch::Contains("feature:context_cosine") && Catch::Contains("feature:comp_one_to_one"));
+  config.input.src_corpus.clear();
+  config.input.tgt_corpus.clear();
+  run_align(config);
+  const std::string plain =
+      read_file(config.output.explain).substr(0, read_file(config.output.explain).find('\n'));
+  CHECK_THAT(plain, !Catch::Contains("feature:context_cosine"));
+  config.input.tgt_corpus = kSource + "/data/sample/corpus-fr.txt";
+  CHECK_THROWS_WITH(run_align(config), Catch::Contains("--src-corpus"));
 }
 
 TEST_CASE("The output does not depend on threads or tile sizes", "[align]") {
@@ -185,25 +238,25 @@ TEST_CASE("Too few usable seed pairs is an error that says so", "[align]") {
   CHECK_FALSE(std::filesystem::exists(config.output.out));
 }
 
-TEST_CASE("Default configuration on the training data reaches the NumPy baseline's AP", "[align][shared]") {
-  const std::string shared = kSource + "/../shared/data";
-  if (!std::filesystem::exists(shared + "/enfr/train/terms-en.txt")) {
-    WARN("skipped: " << shared << " is not there");
-    return;
-  }
+// The README's figures on enfr/train (Accuracy): the default (the bundled re-ranker, measured on its own training
+// data), the same with the corpora (the corpus model), and the unsupervised score (--reranker none).
+TEST_CASE("Default configuration on the training data: the README's AP", "[align][shared]") {
+  if (!termalign_tests::shared_file_or_skip("enfr/train/terms-en.txt")) return;
+  const std::string shared = termalign_tests::shared_data();
   std::filesystem::create_directories(kOutputs);
-  AlignConfig config;
-  config.input.src_vectors = shared + "/vectors/en.bin";
-  config.input.tgt_vectors = shared + "/vectors/fr.bin";
-  config.input.seed = shared + "/enfr/train/seed-en-fr.txt";
-  config.input.src_terms = shared + "/enfr/train/terms-en.txt";
-  config.input.tgt_terms = shared + "/enfr/train/terms-fr.txt";
+  std::string gold;
+  AlignConfig config = termalign_tests::dataset_config(shared + "/vectors", "bin", shared + "/enfr/train", gold);
   config.output.out = kOutputs + "/train.tsv";
   run_align(config);
   CHECK(check_valid_submission(config) > 0);
-  const double ap = average_precision(config, shared + "/enfr/train/terms-en-fr.txt");
-  WARN("enfr/train AP with en.bin/fr.bin and the default configuration: " << ap);
-  CHECK(ap >= 0.377);
+  CHECK(average_precision(config, gold) == Approx(kTrainDefaultAp).margin(5e-7));
+  config.input.src_corpus = shared + "/enfr/train/corpus-en.txt";
+  config.input.tgt_corpus = shared + "/enfr/train/corpus-fr.txt";
+  run_align(config);
+  CHECK(average_precision(config, gold) == Approx(kTrainCorpusAp).margin(5e-7));
+  config.input.reranker = "none";
+  run_align(config);
+  CHECK(average_precision(config, gold) == Approx(kTrainUnsupervisedAp).margin(5e-7));
 }
 
 TEST_CASE("A failing second output leaves the previous submission as it was", "[align]") {

@@ -20,6 +20,7 @@
 #include "termalign/io.h"
 #include "termalign/lexicon.h"
 #include "termalign/orthography.h"
+#include "termalign/reranker.h"
 #include "termalign/seed.h"
 
 namespace fs = std::filesystem;
@@ -247,8 +248,8 @@ TEST_CASE("align --data-dir --pair reads the dataset's files and scores the run 
 
 TEST_CASE("align --explain gives every output pair the parts of its score", "[explain]") {
   const std::string dir = scratch_dir("explain");
-  REQUIRE(run_cli(sample_align(kModels + "en.vec", kModels + "fr.vec", dir + "/out.tsv") + " --explain '" + dir +
-                  "/explain.tsv'")
+  REQUIRE(run_cli(sample_align(kModels + "en.vec", kModels + "fr.vec", dir + "/out.tsv") +
+                  " --reranker none --explain '" + dir + "/explain.tsv'")
               .exit_code == 0);
   const auto submission = lines_of(read_file(dir + "/out.tsv"));
   const auto explanation = lines_of(read_file(dir + "/explain.tsv"));
@@ -275,7 +276,8 @@ TEST_CASE("align --explain with a re-ranker: the bias plus the contributions is 
               .exit_code == 0);
   const auto explanation = lines_of(read_file(dir + "/explain.tsv"));
   const auto header = fields_of(explanation.at(0));
-  REQUIRE(header.size() == 11 + 2 * 19);
+  REQUIRE(header.size() ==
+          11 + 2 * load_reranker(TERMALIGN_SOURCE_DIR "/models/reranker-enfr.txt").features.size());
   CHECK(header[10] == "reranker_bias");
   CHECK(header[11] == "feature:csls");
   CHECK(header[12] == "contribution:csls");

@@ -12,6 +12,7 @@
 
 #include "../src/detail/float_field.h"
 #include "captured_log.h"
+#include "shared_data.h"
 #include "termalign/embeddings.h"
 #include "termalign/error.h"
 #include "termalign/parallel.h"
@@ -432,11 +433,10 @@ TEST_CASE("load_fasttext_bin rejects truncated models and other files", "[embedd
 }
 
 TEST_CASE("the real .vec and .bin vectors agree", "[embeddings]") {
-  const std::string directory = "/work/shared/data/vectors/";
-  if (!std::filesystem::exists(directory + "en.vec") || !std::filesystem::exists(directory + "en.bin")) {
-    WARN("skipped: the real data is absent");
+  if (!termalign_tests::shared_file_or_skip("vectors/en.vec") ||
+      !termalign_tests::shared_file_or_skip("vectors/en.bin"))
     return;
-  }
+  const std::string directory = termalign_tests::shared_data() + "/vectors/";
   LoadOptions options;
   options.restrict_words = true;
   options.most_frequent = 2000;

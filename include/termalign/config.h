@@ -21,7 +21,14 @@ struct InputOptions {
   std::string seed;                      // seed lexicon, src<TAB>tgt, or kIdenticalSeed
   std::string src_terms, tgt_terms;      // term lists
   std::size_t most_frequent = 20000;     // frequent words loaded besides the needed ones (neighbourhoods)
-  std::string reranker;                  // optional: a model of `termalign train-reranker` to rank candidates
+  // The re-ranker of the candidates: "default" (the bundled model trained on enfr/train, the one with the corpus
+  // features when both corpora are given), "none" (the unsupervised score: CSLS plus the orthographic bonus), or
+  // a model file of `termalign train-reranker`.
+  std::string reranker = "default";
+  // Comparable corpora of the two languages (one sentence per line): occurrence and context evidence of the terms
+  // for the re-ranker (corpus_evidence.h). Both or neither.
+  std::string src_corpus, tgt_corpus;
+  int corpus_window = 5;  // context words on each side of a term occurrence
   // Optional vectors trained on the corpora (`termalign train-vectors`), combined with the general ones: each side
   // mapped on its own, a term's similarity is (1 - corpus_weight) x general cosine + corpus_weight x corpus cosine.
   std::string src_corpus_vectors, tgt_corpus_vectors;
@@ -89,6 +96,10 @@ struct OrthographyOptions {
   bool transliterate = true;   // Cyrillic and Greek letters are transliterated to Latin before comparing
   std::size_t candidates = 5;  // also add each source term's m orthographically closest targets (0 = none)
 };
+
+// Whether candidates are re-ranked by a model (input.reranker is not "none").
+struct AlignConfig;
+bool uses_reranker(const AlignConfig& config);
 
 struct AlignConfig {
   InputOptions input;

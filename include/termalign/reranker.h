@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "termalign/config.h"
 #include "termalign/embeddings.h"
 
 namespace termalign {
@@ -20,32 +21,82 @@ struct CandidateEvidence {
   std::vector<std::uint8_t> identical;        // same Latin spelling
   std::vector<std::uint16_t> source_words, target_words;    // words per term
   std::vector<std::uint16_t> source_length, target_length;  // bytes per Latin spelling
+  // Compositional evidence (compositional.h), with the full evidence: one-to-one word alignment, share of words
+  // with a translation in the other term, agreement of the edge (head) words.
+  std::vector<float> one_to_one, translated_share, edge_agreement;
+  // Corpus evidence (corpus_evidence.h), only with both corpora: log relative frequency and sentence frequency of
+  // each term in its corpus, their z-scores within their term list, and the context vectors' cosine.
+  std::vector<float> source_log_frequency, target_log_frequency, source_log_sentences, target_log_sentences;
+  std::vector<float> source_frequency_z, target_frequency_z, context_similarity;
   std::size_t size() const { return source.size(); }
 };
 
-// Names of the feature columns, in order.
-const std::vector<std::string>& feature_names();
+// The feature columns of a set of candidates: names and values (candidates x features).
+struct FeatureTable {
+  std::vector<std::string> names;
+  Matrix values;
+  // The columns named `wanted`, in that order; an input error naming `origin` (a model file) when one is missing.
+  Matrix select(const std::vector<std::string>& wanted, const std::string& origin) const;
+  bool has(const std::string& name) const;
+};
 
-// candidates x features: the evidence plus ranks and margins of each candidate among those of its source term and
-// among those of its target term.
-Matrix candidate_features(const CandidateEvidence& evidence);
+// Every feature the evidence allows: the base group (CSLS, cosine, ranks and margins among the source's and the
+// target's candidates, spelling, word alignment, sizes), then the compositional group when evidence.one_to_one is
+// filled, the corpus frequency and corpus context groups when evidence.context_similarity is. Values are
+// scale-free where they can be (ranks, margins, z-scores within a source's or a target's candidates), so that a
+// model trained on one language pair and vector space applies to others.
+FeatureTable candidate_feature_table(const CandidateEvidence& evidence);
 
-// Logistic regression over standardised features.
+// The group of a feature name: "base", "compositional", "corpus-frequency" or "corpus-context" (the ablation's
+// units).
+std::string feature_group(const std::string& name);
+
+enum class Learner { logistic, trees, ranking };
+const char* to_string(Learner learner);
+Learner parse_learner(const std::string& name);  // usage error on an unknown name
+
+// A re-ranker: a logistic regression over standardised features, or gradient-boosted trees (XGBoost) trained for
+// a binary label (`trees`) or a pairwise ranking objective (`ranking`).
 struct Reranker {
-  std::vector<std::string> features;  // names, must equal feature_names() when applied
-  Eigen::VectorXd mean, scale, weights;
+  Learner learner = Learner::logistic;
+  std::vector<std::string> features;     // the columns it reads, by name
+  Eigen::VectorXd mean, scale, weights;  // logistic
   double bias = 0;
-  // The logit of each row (higher = more likely a translation).
-  Eigen::VectorXd score(const Matrix& features) const;
+  std::string booster;  // trees and ranking: the XGBoost model (JSON)
+  // The score of each row (higher = more likely a translation): the logit, or the trees' margin.
+  // `features_matrix` holds this model's columns in its order.
+  Eigen::VectorXd score(const Matrix& features_matrix, int threads = 0) const;
+  // The same over a table, whose columns are chosen by name (`origin` names the model in errors).
+  Eigen::VectorXd score(const FeatureTable& table, const std::string& origin, int threads = 0) const;
+  // Each row's contribution of each feature to its score (the last column: the bias); for trees, XGBoost's SHAP
+  // values. Rows sum to the score.
+  Matrix contributions(const Matrix& features_matrix, int threads = 0) const;
 };
 
 // Fits by Newton's method with an L2 penalty `l2` on the weights (not the bias). labels: 1 for a gold pair.
-Reranker train_logistic(const Matrix& features, const std::vector<std::uint8_t>& labels, double l2 = 1.0);
+Reranker train_logistic(const Matrix& features, const std::vector<std::string>& names,
+                        const std::vector<std::uint8_t>& labels, double l2 = 1.0);
 
-// Text file: a header, then "name mean scale weight" per feature and the bias. format_reranker gives the text,
-// save_reranker writes it atomically.
+// Text file: a header naming the learner, the feature names, then the weights (logistic: "name mean scale weight"
+// per feature and the bias) or the XGBoost model. format_reranker gives the text, save_reranker writes it
+// atomically. load_reranker also reads the logistic models of earlier versions ("termalign-reranker 1").
 std::string format_reranker(const Reranker& model);
 void save_reranker(const std::string& path, const Reranker& model);
 Reranker load_reranker(const std::string& path);
+Reranker parse_reranker(const std::string& text, const std::string& origin);
+
+// The value of input.reranker that means the bundled model (the default), and the one that means none.
+constexpr const char* kDefaultReranker = "default";
+constexpr const char* kNoReranker = "none";
+// The bundled models, trained on enfr/train (models/reranker-enfr*.txt, built into the library): with the corpus
+// features, or without them for runs without corpora.
+Reranker bundled_reranker(bool with_corpora);
+// The model input.reranker names: the bundled one for kDefaultReranker (with corpora when the table has their
+// features), else the file. Not to be called for kNoReranker.
+Reranker configured_reranker(const std::string& setting, const FeatureTable& table);
+// The scores of config.input.reranker's model (uses_reranker(config)) for every candidate.
+Eigen::VectorXd rerank(const CandidateEvidence& evidence, const AlignConfig& config);
+// What names the configured model in messages: its file, or the bundled model's.
+std::string reranker_origin(const std::string& setting, const FeatureTable& table);
 
 }  // namespace termalign

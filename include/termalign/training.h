@@ -4,29 +4,49 @@
 #include <cstddef>
 #include <cstdint>
 #include <string>
+#include <vector>
 
+#include "termalign/boosted_trees.h"
 #include "termalign/config.h"
 #include "termalign/reranker.h"
 
 namespace termalign {
 
 struct RerankerTrainingOptions {
-  std::string gold;        // gold pairs of the training dataset
-  std::size_t folds = 2;   // cross-validation folds over source terms (at least 2)
-  double l2 = 1.0;         // L2 penalty of the logistic regression
-  std::uint32_t seed = 1;  // the assignment of source terms to folds
+  std::string gold;              // gold pairs of the training dataset
+  std::size_t folds = 2;         // cross-validation folds over source terms (at least 2)
+  double l2 = 1.0;               // L2 penalty of the logistic regression
+  std::uint32_t seed = 1;        // the assignment of source terms to folds
+  std::string learner = "auto";  // logistic, trees, ranking, or auto: the best by cross-validated AP
+  BoostedTreesOptions trees;     // the trees' settings (objective set by the learner)
+  bool ablation = false;         // also the cross-validated AP with each feature group left out in turn
+};
+
+struct AblationRow {
+  std::string group;  // the feature group left out
+  std::size_t features = 0;
+  double cross_validated_ap = 0;
 };
 
 struct RerankerTrainingResult {
   Reranker model;  // trained on every candidate
   std::size_t candidates = 0, positives = 0;
+  std::size_t gold_pairs = 0;     // gold pairs of listed terms
+  double candidate_recall = 0;    // share of the gold pairs among the candidates (the AP's ceiling)
   double csls_ap = 0;             // AP of the same candidates ranked by CSLS alone
+  double unsupervised_ap = 0;     // ranked by CSLS plus the orthographic bonus (align --reranker none)
+  // Cross-validated AP of each learner tried (learner, AP), and of the chosen one.
+  std::vector<std::pair<std::string, double>> learners;
   double cross_validated_ap = 0;  // AP when each source term is scored by a model that never saw it
+  std::vector<AblationRow> ablation;
 };
 
-// Generates candidates as `align` does with `config`, labels them with the gold, estimates the AP by
-// cross-validation over source terms (each fold's candidates scored by a model trained on the other folds, then
-// one ranking of all of them, capped, scored), and trains the final model on all candidates.
+// Generates candidates as `align` does with `config` (full evidence), labels them with the gold, estimates the
+// AP by cross-validation over source terms (each fold's candidates scored by a model trained on the other folds,
+// then one ranking of all of them, capped, scored), and trains the final model on all candidates.
 RerankerTrainingResult train_reranker(const AlignConfig& config, const RerankerTrainingOptions& options);
+
+// The Markdown table of a result: learners, the ablation rows, candidate recall.
+std::string format_training_report(const RerankerTrainingResult& result, std::size_t folds);
 
 }  // namespace termalign

@@ -21,15 +21,38 @@ void add_train_reranker_command(CLI::App& app) {
       ->capture_default_str();
   command->add_option("--l2", training->l2, "L2 penalty of the logistic regression")->capture_default_str();
   command->add_option("--fold-seed", training->seed, "Seed of the fold assignment")->capture_default_str();
-  command->callback([options, training, model_path] {
+  command
+      ->add_option("--learner", training->learner,
+                   "logistic, trees (XGBoost), ranking (XGBoost, pairwise) or auto (best cross-validated AP)")
+      ->capture_default_str();
+  command->add_option("--rounds", training->trees.rounds, "Trees: boosting rounds")->capture_default_str();
+  command->add_option("--max-depth", training->trees.max_depth, "Trees: depth")->capture_default_str();
+  command->add_option("--eta", training->trees.eta, "Trees: learning rate")->capture_default_str();
+  command
+      ->add_option("--ablation", training->ablation,
+                   "Also the cross-validated AP with each feature group left out (true/false)")
+      ->capture_default_str();
+  auto report_path = std::make_shared<std::string>();
+  command->add_option("--report", *report_path, "Write the Markdown table of the cross-validated figures here");
+  command->callback([options, training, model_path, report_path] {
     // The model's temporary file is created before the training, as align does with its outputs: a folder that
     // is missing or cannot be written stops the command at once, not after the training.
     AtomicFile model_file(*model_path);
     const RerankerTrainingResult result = train_reranker(options->resolve(), *training);
     model_file.write(format_reranker(result.model));
+    const std::string report = format_training_report(result, training->folds);
+    if (!report_path->empty()) {
+      AtomicFile report_file(*report_path);
+      report_file.write(report);
+      report_file.commit();
+    }
     model_file.commit();
     std::cout << "candidates: " << result.candidates << "\npositives: " << result.positives
-              << "\nAP_csls: " << result.csls_ap << "\nAP_cross_validated: " << result.cross_validated_ap << "\n";
+              << "\nAP_csls: " << result.csls_ap << "\nAP_unsupervised: " << result.unsupervised_ap
+              << "\ncandidate_recall: " << result.candidate_recall
+              << "\nlearner: " << to_string(result.model.learner)
+              << "\nAP_cross_validated: " << result.cross_validated_ap << "\n\n"
+              << report;
   });
 }
 

@@ -1,0 +1,36 @@
+// Gradient-boosted trees through XGBoost's C API (Debian's libxgboost-dev): training, prediction and per-feature
+// contributions over dense float features.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "termalign/embeddings.h"
+
+namespace termalign {
+
+struct BoostedTreesOptions {
+  std::string objective = "binary:logistic";  // or "rank:pairwise" (all rows one group: a global ranking)
+  int rounds = 300;
+  int max_depth = 4;
+  double eta = 0.05;
+  double subsample = 0.8;
+  double colsample = 0.8;
+  double min_child_weight = 1;
+  double lambda = 1;
+  int threads = 0;  // 0 = all cores
+  std::uint32_t seed = 1;
+};
+
+// Trains on rows `x` (labels 1 for a gold pair) and returns the model as XGBoost's JSON text.
+std::string train_boosted_trees(const Matrix& x, const std::vector<std::uint8_t>& labels,
+                                const BoostedTreesOptions& options);
+
+// The raw margin of each row (monotone in the predicted probability).
+std::vector<float> predict_boosted_trees(const std::string& model, const Matrix& x, int threads = 0);
+
+// rows x (columns + 1): each feature's SHAP contribution to the margin, then the bias; a row sums to its margin.
+Matrix boosted_trees_contributions(const std::string& model, const Matrix& x, int threads = 0);
+
+}  // namespace termalign

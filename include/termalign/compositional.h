@@ -1,0 +1,25 @@
+// Compositional evidence of candidate pairs: how the words of the two terms translate one another, regardless of
+// their order (`menu déroulant` / `drop-down menu`).
+#pragma once
+
+#include "termalign/composition.h"
+#include "termalign/lexicon.h"
+#include "termalign/mapping.h"
+#include "termalign/reranker.h"
+
+namespace termalign {
+
+// Fills evidence.one_to_one, translated_share and edge_agreement for every candidate:
+// - one_to_one: the words of the two terms matched one to one, greedily by mapped cosine, the sum of the matched
+//   cosines over the larger word count (a word left over counts 0);
+// - translated_share: the share of the two terms' words that have a translation among the other term's words, a
+//   translation being a seed lexicon pair or one of the 3 nearest words (mapped cosine) among the other list's
+//   words, in either direction;
+// - edge_agreement: 1 when the first or last word of one term translates the first or last word of the other.
+//   Heads sit at an edge (last in English and German, first in French), so this is head-word agreement without
+//   knowing the languages.
+void add_compositional_evidence(const TermList& source_terms, const TermList& target_terms,
+                                const TermComposer& source, const TermComposer& target, const Mapping& mapping,
+                                const PairList& seed, int threads, CandidateEvidence& evidence);
+
+}  // namespace termalign

@@ -1,0 +1,67 @@
+#include "termalign/word_translation.h"
+
+#include <algorithm>
+#include <numeric>
+
+#include "termalign/io.h"
+#include "termalign/parallel.h"
+
+namespace termalign {
+
+WordVectors mapped_word_vectors(const std::vector<std::string>& words, const TermComposer& composer,
+                                const Matrix& transform, int threads) {
+  WordVectors result;
+  result.vectors = Matrix::Zero(static_cast<Eigen::Index>(words.size()), transform.cols());
+  result.usable.assign(words.size(), 0);
+  parallel_for(words.size(), threads, [&](std::size_t i) {
+    RowVector vector;
+    if (!composer.compose(words[i], vector)) return;
+    RowVector mapped = vector * transform;
+    const float norm = mapped.norm();
+    if (norm == 0) return;
+    result.vectors.row(static_cast<Eigen::Index>(i)) = mapped / norm;
+    result.usable[i] = 1;
+  });
+  return result;
+}
+
+std::vector<std::vector<std::uint32_t>> nearest_rows(const WordVectors& from, const WordVectors& to, std::size_t k,
+                                                     int threads) {
+  const auto rows = static_cast<std::size_t>(from.vectors.rows());
+  std::vector<std::vector<std::uint32_t>> nearest(rows);
+  if (to.vectors.rows() == 0 || k == 0) return nearest;
+  constexpr std::size_t kBlock = 256;
+  parallel_for((rows + kBlock - 1) / kBlock, threads, [&](std::size_t block) {
+    const std::size_t begin = block * kBlock, end = std::min(rows, begin + kBlock);
+    const Matrix similarities =
+        from.vectors.middleRows(static_cast<Eigen::Index>(begin), static_cast<Eigen::Index>(end - begin)) *
+        to.vectors.transpose();
+    std::vector<std::uint32_t> order;
+    for (std::size_t r = begin; r < end; ++r) {
+      if (!from.usable[r]) continue;
+      order.clear();
+      for (std::size_t c = 0; c < to.usable.size(); ++c)
+        if (to.usable[c]) order.push_back(static_cast<std::uint32_t>(c));
+      const std::size_t kept = std::min(k, order.size());
+      const auto row = similarities.row(static_cast<Eigen::Index>(r - begin));
+      // Ties by index, so that the result does not depend on the sort's internals.
+      std::partial_sort(
+          order.begin(), order.begin() + static_cast<std::ptrdiff_t>(kept), order.end(),
+          [&](std::uint32_t a, std::uint32_t b) { return row(a) != row(b) ? row(a) > row(b) : a < b; });
+      nearest[r].assign(order.begin(), order.begin() + static_cast<std::ptrdiff_t>(kept));
+    }
+  });
+  return nearest;
+}
+
+std::unordered_map<std::string, std::vector<std::string>> seed_translations(const PairList& seed, bool reverse) {
+  std::unordered_map<std::string, std::vector<std::string>> translations;
+  for (const auto& [source, target] : seed.pairs) {
+    std::string from = to_lower(reverse ? target : source), to = to_lower(reverse ? source : target);
+    auto& list = translations[from];
+    if (std::find(list.begin(), list.end(), to) == list.end()) list.push_back(std::move(to));
+  }
+  return translations;
+}
+
+}  // namespace termalign

@@ -1,0 +1,153 @@
+#include <catch2/catch.hpp>
+#include <cmath>
+#include <filesystem>
+#include <map>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "captured_log.h"
+#include "termalign/corpus.h"
+#include "termalign/error.h"
+#include "termalign/io.h"
+#include "termalign/logging.h"
+#include "termalign/train_vectors.h"
+
+using namespace termalign;
+
+namespace {
+
+std::string corpus_file(const std::string& name, const std::string& text) {
+  const std::string dir = std::string(TERMALIGN_BINARY_DIR) + "/test_corpus";
+  std::filesystem::create_directories(dir);
+  const std::string path = dir + "/" + name;
+  write_file_atomically(path, text);
+  return path;
+}
+
+// The statistics by brute force: every sentence, every start position, the smoothed PPMI of the definition.
+struct Expected {
+  std::vector<std::uint64_t> count, sentences;
+  std::vector<std::map<std::string, double>> ppmi;
+};
+
+Expected brute_force(const std::vector<std::string>& lines, const std::vector<std::string>& terms, int window) {
+  Expected expected{std::vector<std::uint64_t>(terms.size()), std::vector<std::uint64_t>(terms.size()),
+                    std::vector<std::map<std::string, double>>(terms.size())};
+  std::map<std::string, double> word_count;
+  std::vector<std::map<std::string, double>> context(terms.size());
+  const auto is_word = [](const std::string& token) {
+    return std::isalnum(static_cast<unsigned char>(token[0])) || static_cast<unsigned char>(token[0]) >= 0x80;
+  };
+  for (const std::string& line : lines) {
+    const std::vector<std::string> tokens = tokenize(to_lower(line));
+    for (const std::string& token : tokens)
+      if (is_word(token)) word_count[token] += 1;
+    for (std::size_t t = 0; t < terms.size(); ++t) {
+      const std::vector<std::string> term = tokenize(terms[t]);
+      bool in_sentence = false;
+      for (std::size_t i = 0; i + term.size() <= tokens.size(); ++i) {
+        if (!std::equal(term.begin(), term.end(), tokens.begin() + static_cast<std::ptrdiff_t>(i))) continue;
+        ++expected.count[t];
+        in_sentence = true;
+        for (std::size_t j = 0; j < tokens.size(); ++j) {
+          const bool before = j < i && i - j <= static_cast<std::size_t>(window);
+          const bool after = j >= i + term.size() && j - (i + term.size()) < static_cast<std::size_t>(window);
+          if ((before || after) && is_word(tokens[j])) context[t][tokens[j]] += 1;
+        }
+      }
+      expected.sentences[t] += in_sentence;
+    }
+  }
+  double smoothed = 0;
+  for (const auto& entry : word_count) smoothed += std::pow(entry.second, 0.75);
+  for (std::size_t t = 0; t < terms.size(); ++t) {
+    double total = 0;
+    for (const auto& entry : context[t]) total += entry.second;
+    for (const auto& [word, count] : context[t]) {
+      const double pmi = std::log(count / total) - std::log(std::pow(word_count[word], 0.75) / smoothed);
+      if (pmi > 0) expected.ppmi[t][word] = pmi;
+    }
+  }
+  return expected;
+}
+
+}  // namespace
+
+TEST_CASE("corpus statistics equal brute force, on any thread count and across many piece borders", "[corpus]") {
+  // Random sentences over a small vocabulary (accents, capitals, hyphens, punctuation), so that terms overlap and
+  // recur; pieces of a few bytes cut the corpus at almost every line.
+  std::mt19937 generator(7);
+  const std::vector<std::string> vocabulary = {"Menu",    "déroulant", "drop-down", "menu", "de", "l'utilisateur",
+                                               "fichier", "Fichier",   "ouvrir",    ",",    ".",  "(",
+                                               ")",       "données",   "base",      "la"};
+  std::uniform_int_distribution<std::size_t> pick(0, vocabulary.size() - 1), length(0, 14);
+  std::vector<std::string> lines;
+  std::string text;
+  for (int s = 0; s < 300; ++s) {
+    std::string line;
+    for (std::size_t w = length(generator); w > 0; --w)
+      line += (line.empty() ? "" : " ") + vocabulary[pick(generator)];
+    lines.push_back(line);
+    text += line + "\n";
+  }
+  const std::string path = corpus_file("random.txt", text);
+  const std::vector<std::string> terms = {"menu",    "menu déroulant", "drop-down menu",  "base de données",
+                                          "fichier", "absent term",    "de l'utilisateur"};
+  const Expected expected = brute_force(lines, terms, 3);
+  for (const int threads : {1, 2, 3}) {
+    for (const std::size_t chunk : {std::size_t(7), std::size_t(64), std::size_t(0)}) {
+      CorpusOptions options;
+      options.window = 3;
+      options.threads = threads;
+      options.chunk_bytes = chunk;
+      const CorpusStatistics statistics = gather_corpus_statistics(path, terms, options);
+      CHECK(statistics.term_count == expected.count);
+      CHECK(statistics.term_sentences == expected.sentences);
+      for (std::size_t t = 0; t < terms.size(); ++t) {
+        std::map<std::string, double> found;
+        for (const auto& [id, value] : statistics.context[t]) found[statistics.words[id]] = value;
+        REQUIRE(found.size() == expected.ppmi[t].size());
+        for (const auto& [word, value] : expected.ppmi[t]) CHECK(found[word] == Approx(value).epsilon(1e-5));
+      }
+    }
+  }
+  CHECK(expected.count[1] > 0);  // the multi-word terms do occur
+  CHECK(expected.count[5] == 0);
+}
+
+TEST_CASE("corpus statistics: bad input names the file and line", "[corpus]") {
+  const std::string bad = corpus_file("bad.txt", "good line\nalso good\nbad \xC3\x28 byte\n");
+  CorpusOptions options;
+  options.chunk_bytes = 4;
+  try {
+    gather_corpus_statistics(bad, {"good"}, options);
+    FAIL("no error");
+  } catch (const Error& error) {
+    CHECK(error.kind() == ErrorKind::input);
+    CHECK_THAT(error.what(), Catch::Contains(bad + ":3"));
+  }
+  CHECK_THROWS_WITH(gather_corpus_statistics(corpus_file("x", "a") + ".missing", {"a"}),
+                    Catch::Contains(".missing") && Catch::Contains("cannot open"));
+}
+
+TEST_CASE("corpus statistics log their progress", "[corpus]") {
+  std::string text;
+  for (int i = 0; i < 200; ++i) text += "a line of the corpus\n";
+  const std::string path = corpus_file("progress.txt", text);
+  CapturedLog log;
+  const ProgressInterval every_step(std::chrono::milliseconds(0));
+  CorpusOptions options;
+  options.chunk_bytes = 256;
+  gather_corpus_statistics(path, {"corpus"}, options);
+  const auto lines = log.lines_with("info", "corpus " + path + ", bytes");
+  REQUIRE(lines.size() >= 2);  // a line per batch of pieces
+  CHECK_THAT(lines.back(), Catch::Contains("(100%"));
+}
+
+TEST_CASE("sparse cosine equals the dense one", "[corpus]") {
+  const SparseVector a = {{0, 1.0f}, {3, 2.0f}, {7, 0.5f}}, b = {{3, 1.0f}, {5, 4.0f}, {7, 2.0f}};
+  const double dense = (2.0 * 1.0 + 0.5 * 2.0) / std::sqrt((1 + 4 + 0.25) * (1 + 16 + 4));
+  CHECK(sparse_cosine(a, b) == Approx(dense));
+  CHECK(sparse_cosine(a, {}) == 0);
+}

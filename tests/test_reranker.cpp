@@ -1,0 +1,104 @@
+#include <catch2/catch.hpp>
+#include <cmath>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "termalign/boosted_trees.h"
+#include "termalign/error.h"
+#include "termalign/reranker.h"
+
+using namespace termalign;
+
+namespace {
+
+// Rows whose label is 1 when exactly one of x0, x1 exceeds 0.5 (an interaction no linear model represents), plus
+// two noise columns.
+void synthetic(std::size_t rows, std::uint32_t seed, Matrix& x, std::vector<std::uint8_t>& labels) {
+  std::mt19937 generator(seed);
+  std::uniform_real_distribution<float> uniform(0, 1);
+  x.resize(static_cast<Eigen::Index>(rows), 4);
+  labels.resize(rows);
+  for (std::size_t i = 0; i < rows; ++i) {
+    const auto r = static_cast<Eigen::Index>(i);
+    for (Eigen::Index j = 0; j < 4; ++j) x(r, j) = uniform(generator);
+    labels[i] = (x(r, 0) > 0.5f) != (x(r, 1) > 0.5f);
+  }
+}
+
+// Share of (positive, negative) pairs ordered right by the scores (AUC).
+double auc(const Eigen::VectorXd& scores, const std::vector<std::uint8_t>& labels) {
+  double right = 0, pairs = 0;
+  for (std::size_t i = 0; i < labels.size(); ++i)
+    for (std::size_t j = 0; j < labels.size(); ++j)
+      if (labels[i] && !labels[j]) {
+        pairs += 1;
+        right += scores(static_cast<Eigen::Index>(i)) > scores(static_cast<Eigen::Index>(j));
+      }
+  return right / pairs;
+}
+
+}  // namespace
+
+TEST_CASE("boosted trees learn an interaction, and their saved model scores the same", "[reranker]") {
+  Matrix train, test;
+  std::vector<std::uint8_t> train_labels, test_labels;
+  synthetic(1000, 1, train, train_labels);
+  synthetic(300, 2, test, test_labels);
+  const std::vector<std::string> names = {"a", "b", "c", "noise"};
+  double trees_auc = 0;
+  for (const Learner learner : {Learner::trees, Learner::ranking}) {
+    Reranker model;
+    model.learner = learner;
+    model.features = names;
+    BoostedTreesOptions options;
+    options.objective = learner == Learner::ranking ? "rank:pairwise" : "binary:logistic";
+    options.rounds = 60;
+    model.booster = train_boosted_trees(train, train_labels, options);
+    const Eigen::VectorXd scores = model.score(test, 2);
+    CHECK(auc(scores, test_labels) > 0.95);
+    if (learner == Learner::trees) trees_auc = auc(scores, test_labels);
+    // The same on one thread, and after a round trip through the file format.
+    CHECK(model.score(test, 1) == scores);
+    const Reranker loaded = parse_reranker(format_reranker(model), "(test)");
+    CHECK(loaded.learner == learner);
+    CHECK(loaded.features == names);
+    CHECK(loaded.score(test, 2) == scores);
+    // Each row's contributions (SHAP values and the bias) sum to its score.
+    const Matrix parts = model.contributions(test, 2);
+    REQUIRE(parts.cols() == 5);
+    for (Eigen::Index i = 0; i < parts.rows(); ++i) CHECK(parts.row(i).sum() == Approx(scores(i)).margin(1e-4));
+  }
+  // The logistic regression cannot represent the interaction: about chance.
+  const Reranker logistic = train_logistic(train, names, train_labels, 1.0);
+  CHECK(auc(logistic.score(test), test_labels) < 0.7);
+  CHECK(trees_auc > 0.95);
+}
+
+TEST_CASE("re-ranker models: the earlier logistic format is read, a table gives the model its columns",
+          "[reranker]") {
+  const Reranker model = parse_reranker("termalign-reranker 1\nb 1 2 3\na 0 1 -1\nbias 0.5\n", "(v1)");
+  REQUIRE(model.features == std::vector<std::string>{"b", "a"});
+  FeatureTable table;
+  table.names = {"a", "c", "b"};
+  table.values = Matrix(1, 3);
+  table.values << 2.0f, 100.0f, 5.0f;
+  // 0.5 + 3 (5 - 1) / 2 - (2 - 0) / 1 = 4.5, whatever the table's order and extra columns.
+  CHECK(model.score(table, "(v1)")(0) == Approx(4.5));
+  FeatureTable missing;
+  missing.names = {"a"};
+  missing.values = Matrix(1, 1);
+  CHECK_THROWS_WITH(model.score(missing, "model.txt"), Catch::Contains("model.txt") && Catch::Contains("'b'"));
+  CHECK_THROWS_WITH(parse_reranker("something else\n", "x.txt"), Catch::Contains("x.txt:1"));
+  CHECK_THROWS_WITH(parse_reranker("termalign-reranker 1\nb 1 2 3\n", "y.txt"), Catch::Contains("bias"));
+}
+
+TEST_CASE("the bundled models are built in and read their features", "[reranker]") {
+  for (const bool with_corpora : {false, true}) {
+    const Reranker model = bundled_reranker(with_corpora);
+    CHECK_FALSE(model.features.empty());
+    bool corpus_feature = false;
+    for (const std::string& name : model.features) corpus_feature |= feature_group(name).rfind("corpus", 0) == 0;
+    CHECK(corpus_feature == with_corpora);
+  }
+}
