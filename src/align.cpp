@@ -475,7 +475,9 @@ class PipelineRun {
           [&] {
             result_.source_terms = read_term_list(config_.input.src_terms);
             try {
-              if (fit_ && config_.input.seed != kIdenticalSeed) {
+              // With a saved mapping the seed lexicon, when given, is still evidence for the re-ranker (its
+              // words' translations).
+              if (!config_.input.seed.empty() && config_.input.seed != kIdenticalSeed) {
                 seed_ = read_pairs(config_.input.seed, PairFileKind::seed_lexicon);
               }
             } catch (...) {

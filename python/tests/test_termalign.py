@@ -138,7 +138,7 @@ def test_evaluate_gives_the_keys_and_values_of_evaluate_json(cli_run):
 
 
 def test_aligner_stages_with_numpy(sample_pairs):
-    aligner = termalign.Aligner(config=CONFIG, orthographic_weight=0, orthographic_candidates=0)
+    aligner = termalign.Aligner(config=CONFIG, orthographic_weight=0, orthographic_candidates=0, reranker="none")
     (source_words, S), (target_words, T) = aligner.load_vectors()
     assert S.dtype == np.float32 and S.ndim == 2 and S.shape[0] == len(source_words)
     assert T.shape[1] == S.shape[1] and len(target_words) == T.shape[0]
@@ -166,7 +166,8 @@ def test_aligner_stages_with_numpy(sample_pairs):
     assert all(first[r] == best[r] or np.isclose(2 * sims[r, first[r]] - r_s[first[r]], 2 * sims[r, best[r]] - r_s[best[r]])
                for r in first)
     ranked = aligner.rank(scored, x_ids, z_ids, source_terms, target_terms)
-    # The stages give the pipeline's list (without the orthographic parts, which the stages leave out).
+    # The stages give the pipeline's unsupervised list (without the orthographic parts and the re-ranker, which
+    # the stages leave out).
     assert ranked == aligner.align()
 
 
