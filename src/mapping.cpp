@@ -8,6 +8,7 @@
 #include <cstdio>
 #include <functional>
 #include <numeric>
+#include <optional>
 #include <sstream>
 #include <string>
 #include <unordered_map>
@@ -343,58 +344,75 @@ SeedSplit split_seed(const Matrix& Xs, double share) {
   return split;
 }
 
-// For each distinct held-out seed source word, whether its CSLS nearest neighbour under `mapping` is one of its
-// seed translations (1) or not (0), among the held-out targets and the refinement's target words (source side: the
-// held-out sources and the source words, for the targets' neighbourhoods). Rows of the same target word count as
-// that word.
-std::vector<char> heldout_hits(const Matrix& held_source, const Matrix& held_target, const Matrix& source_words,
-                               const Matrix& target_words, const Mapping& mapping, int threads) {
-  // Target ids by word (row bytes); the gold of each distinct held-out source word.
-  std::unordered_map<std::string, std::uint32_t> target_id;
-  std::vector<std::uint32_t> id_of_target(static_cast<std::size_t>(held_target.rows() + target_words.rows()));
-  for (Eigen::Index i = 0; i < held_target.rows(); ++i)
-    id_of_target[static_cast<std::size_t>(i)] =
-        target_id.emplace(row_key(held_target, i), static_cast<std::uint32_t>(target_id.size())).first->second;
-  for (Eigen::Index i = 0; i < target_words.rows(); ++i)
-    id_of_target[static_cast<std::size_t>(held_target.rows() + i)] =
-        target_id.emplace(row_key(target_words, i), static_cast<std::uint32_t>(target_id.size())).first->second;
-  std::unordered_map<std::string, std::uint32_t> source_query;
-  std::vector<Eigen::Index> query_rows;
-  std::vector<std::vector<std::uint32_t>> gold;
-  for (Eigen::Index i = 0; i < held_source.rows(); ++i) {
-    const auto [found, added] = source_query.emplace(row_key(held_source, i), query_rows.size());
-    if (added) {
-      query_rows.push_back(i);
-      gold.emplace_back();
+// The check of the refinement: the distinct held-out seed source words with their seed translations, retrieved
+// among the held-out targets and the refinement's target words (source side: the held-out sources and the source
+// words, for the targets' neighbourhoods). Rows of the same word count as that word. Built once; hits() maps the
+// rows with each candidate map.
+class HeldOutCheck {
+ public:
+  HeldOutCheck(const Matrix& held_source, const Matrix& held_target, const Matrix& source_words,
+               const Matrix& target_words) {
+    // Target ids by word (row bytes); the gold of each distinct held-out source word.
+    std::unordered_map<std::string, std::uint32_t> target_id;
+    const auto add_targets = [&](const Matrix& rows) {
+      for (Eigen::Index i = 0; i < rows.rows(); ++i)
+        id_of_target_.push_back(
+            target_id.emplace(row_key(rows, i), static_cast<std::uint32_t>(target_id.size())).first->second);
+    };
+    add_targets(held_target);
+    add_targets(target_words);
+    std::unordered_map<std::string, std::size_t> source_query;
+    std::vector<Eigen::Index> query_rows;
+    for (Eigen::Index i = 0; i < held_source.rows(); ++i) {
+      const auto [found, added] = source_query.emplace(row_key(held_source, i), query_rows.size());
+      if (added) {
+        query_rows.push_back(i);
+        gold_.emplace_back();
+      }
+      gold_[found->second].push_back(id_of_target_[static_cast<std::size_t>(i)]);
     }
-    gold[found->second].push_back(id_of_target[static_cast<std::size_t>(i)]);
+    const auto queries = static_cast<Eigen::Index>(query_rows.size());
+    sources_.resize(queries + source_words.rows(), held_source.cols());
+    sources_.topRows(queries) = pick_rows(held_source, query_rows);
+    sources_.bottomRows(source_words.rows()) = source_words;
+    targets_.resize(held_target.rows() + target_words.rows(), held_target.cols());
+    targets_.topRows(held_target.rows()) = held_target;
+    targets_.bottomRows(target_words.rows()) = target_words;
   }
-  const auto queries = static_cast<Eigen::Index>(query_rows.size());
-  Matrix sources(queries + source_words.rows(), held_source.cols());
-  sources.topRows(queries) = pick_rows(held_source, query_rows);
-  sources.bottomRows(source_words.rows()) = source_words;
-  Matrix targets(held_target.rows() + target_words.rows(), held_target.cols());
-  targets.topRows(held_target.rows()) = held_target;
-  targets.bottomRows(target_words.rows()) = target_words;
-  transform_rows(sources, mapping.source_transform, threads);
-  transform_rows(targets, mapping.target_transform, threads);
-  TileOptions tiles;
-  tiles.threads = threads;
-  SelectionOptions nearest;
-  nearest.top_m = 1;
-  std::vector<char> hits(query_rows.size(), 0);
-  // Every source row's CSLS nearest target in one pass; only the queries' are read.
-  for (const Candidate& best : csls_select(sources, targets, kRefineNeighbourhood, nearest, tiles).candidates) {
-    if (best.source >= query_rows.size()) continue;
-    const std::vector<std::uint32_t>& translations = gold[best.source];
-    hits[best.source] =
-        std::find(translations.begin(), translations.end(), id_of_target[best.target]) != translations.end();
-  }
-  return hits;
-}
 
-// The held-out hits of a map: 1 where a held-out word's CSLS nearest neighbour is one of its translations.
-double share_of_hits(const std::vector<char>& hits);
+  // For each held-out source word, whether its CSLS nearest neighbour under `mapping` is one of its seed
+  // translations (1) or not (0).
+  std::vector<char> hits(const Mapping& mapping, int threads) const {
+    Matrix sources = sources_, targets = targets_;
+    transform_rows(sources, mapping.source_transform, threads);
+    transform_rows(targets, mapping.target_transform, threads);
+    TileOptions tiles;
+    tiles.threads = threads;
+    SelectionOptions nearest;
+    nearest.top_m = 1;
+    std::vector<char> hits(gold_.size(), 0);
+    // Every source row's CSLS nearest target in one pass; only the queries' are read.
+    for (const Candidate& best : csls_select(sources, targets, kRefineNeighbourhood, nearest, tiles).candidates) {
+      if (best.source >= gold_.size()) continue;
+      const std::vector<std::uint32_t>& translations = gold_[best.source];
+      hits[best.source] =
+          std::find(translations.begin(), translations.end(), id_of_target_[best.target]) != translations.end();
+    }
+    return hits;
+  }
+
+ private:
+  Matrix sources_, targets_;                      // unmapped: the queries first, then the source words; targets
+  std::vector<std::uint32_t> id_of_target_;       // word id of each row of targets_
+  std::vector<std::vector<std::uint32_t>> gold_;  // per query: its translations' word ids
+};
+
+// The share of held-out words retrieved (hits: HeldOutCheck::hits).
+double share_of_hits(const std::vector<char>& hits) {
+  return hits.empty()
+             ? 0.0
+             : static_cast<double>(std::count(hits.begin(), hits.end(), 1)) / static_cast<double>(hits.size());
+}
 
 // How a refitted map's held-out hits compare with those of the best map so far. It is worse when it loses
 // significantly more held-out words than it gains (by more than one standard deviation of that difference under
@@ -423,11 +441,6 @@ HitComparison compare_hits(const std::vector<char>& before, const std::vector<ch
   comparison.before = share_of_hits(before);
   comparison.after = share_of_hits(after);
   return comparison;
-}
-double share_of_hits(const std::vector<char>& hits) {
-  return hits.empty()
-             ? 0.0
-             : static_cast<double>(std::count(hits.begin(), hits.end(), 1)) / static_cast<double>(hits.size());
 }
 
 // The seed products of the pairs `fit` of (Xs, Zt) plus the induced word pairs.
@@ -485,10 +498,10 @@ SeedProducts refined_seed_products(const Matrix& Xs, const Matrix& Zt, const Mat
   // a noisy dictionary makes the map worse. The kept dictionary is then fitted with all the seed pairs.
   const SeedSplit split = split_seed(Xs, options.refine_validation);
   const bool checked = !split.held_out.empty();
-  const Matrix held_source = pick_rows(Xs, split.held_out), held_target = pick_rows(Zt, split.held_out);
-  const auto criterion = [&](const Mapping& candidate) {
-    return heldout_hits(held_source, held_target, source_words, target_words, candidate, threads);
-  };
+  std::optional<HeldOutCheck> check;
+  if (checked)
+    check.emplace(pick_rows(Xs, split.held_out), pick_rows(Zt, split.held_out), source_words, target_words);
+  const auto criterion = [&](const Mapping& candidate) { return check->hits(candidate, threads); };
   Mapping mapping = fit_with_dictionary(Xs, Zt, split.fit, source_words, target_words, {}, options, threads);
   std::vector<char> best;  // the held-out hits of the best map so far
   if (checked) {

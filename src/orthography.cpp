@@ -36,6 +36,23 @@ std::uint32_t hash_ngram(const std::string& text, std::size_t begin, std::size_t
   return hash;
 }
 
+// The n-grams two (sorted) profiles share, or -1 as soon as they cannot share `needed` (the merge stops there:
+// most of the targets a search scores fall short, and they are told apart early). The merge has no branches on
+// the values, whose order is random (a branch would be mispredicted half the time).
+long shared_at_least(const NgramProfile& a, const NgramProfile& b, long needed) {
+  long shared = 0;
+  std::size_t i = 0, j = 0;
+  const std::size_t na = a.size(), nb = b.size();
+  while (i < na && j < nb) {
+    if (shared + static_cast<long>(std::min(na - i, nb - j)) < needed) return -1;
+    const std::uint32_t x = a[i], y = b[j];
+    shared += x == y;
+    i += x <= y;
+    j += y <= x;
+  }
+  return shared >= needed ? shared : -1;
+}
+
 }  // namespace
 
 std::string latin_spelling(const std::string& term, bool transliterate) {
@@ -67,17 +84,7 @@ NgramProfile ngram_profile(const std::string& spelling) {
 
 double ngram_similarity(const NgramProfile& a, const NgramProfile& b) {
   if (a.empty() && b.empty()) return 0;
-  // A merge without branches on the values (their order is random, so a branch would be mispredicted half the
-  // time): the orthographic search scores hundreds of targets per source term.
-  std::size_t shared = 0, i = 0, j = 0;
-  const std::size_t na = a.size(), nb = b.size();
-  while (i < na && j < nb) {
-    const std::uint32_t x = a[i], y = b[j];
-    shared += x == y;
-    i += x <= y;
-    j += y <= x;
-  }
-  return 2.0 * static_cast<double>(shared) / static_cast<double>(a.size() + b.size());
+  return 2.0 * static_cast<double>(shared_at_least(a, b, 0)) / static_cast<double>(a.size() + b.size());
 }
 
 double orthographic_similarity(const std::string& a, const std::string& b, bool transliterate) {
@@ -155,22 +162,6 @@ GramIndex index_targets(const std::vector<NgramProfile>& targets, int threads) {
                      [&](std::uint32_t a, std::uint32_t b) { return index.sizes[a] < index.sizes[b]; });
   });
   return index;
-}
-
-// The n-grams two profiles share, or -1 as soon as they cannot share `needed` (the merge stops there: most of the
-// targets a search scores fall short, and they are told apart early).
-long shared_at_least(const NgramProfile& a, const NgramProfile& b, long needed) {
-  long shared = 0;
-  std::size_t i = 0, j = 0;
-  const std::size_t na = a.size(), nb = b.size();
-  while (i < na && j < nb) {
-    if (shared + static_cast<long>(std::min(na - i, nb - j)) < needed) return -1;
-    const std::uint32_t x = a[i], y = b[j];
-    shared += x == y;
-    i += x <= y;
-    j += y <= x;
-  }
-  return shared >= needed ? shared : -1;
 }
 
 bool better_match(const OrthographicMatch& a, const OrthographicMatch& b) {

@@ -232,9 +232,9 @@ const char* to_string(Learner learner) {
 }
 
 Learner parse_learner(const std::string& name) {
-  if (name == "logistic") return Learner::logistic;
-  if (name == "trees") return Learner::trees;
-  if (name == "ranking") return Learner::ranking;
+  for (auto value : {Learner::logistic, Learner::trees, Learner::ranking}) {
+    if (name == to_string(value)) return value;
+  }
   throw_usage_error("Unknown learner '" + name + "': expected logistic, trees or ranking.");
 }
 
