@@ -22,6 +22,14 @@ const std::string kOutputs = std::string(TERMALIGN_BINARY_DIR) + "/test_align_ou
 // the bundled models, without and with the corpora (on the data they were trained on).
 constexpr double kSampleDefaultAp = 0.873643, kSampleUnsupervisedAp = 0.762886;
 constexpr double kTrainDefaultAp = 0.758407, kTrainCorpusAp = 0.853958, kTrainUnsupervisedAp = 0.565339;
+// The figures are printed to six places by the optimised build, which must give them exactly. The sanitizer build
+// (clang -O1, scripts/build-asan.sh) contracts and orders floating-point operations otherwise: a score that moves
+// in its last bits can flip a split of the boosted trees, and enfr/train's default AP came out 0.758365 there.
+#if defined(TERMALIGN_TEST_SANITIZED)
+constexpr double kFigureMargin = 1e-3;
+#else
+constexpr double kFigureMargin = 5e-7;
+#endif
 
 AlignConfig sample_config(const std::string& vectors_extension, const std::string& out_name) {
   std::filesystem::create_directories(kOutputs);
@@ -95,7 +103,7 @@ TEST_CASE("align re-ranks with the bundled model by default, and --reranker none
   const std::string gold = kSource + "/data/sample/terms-en-fr.txt";
   run_align(config);
   const double by_default = average_precision(config, gold);
-  CHECK(by_default == Approx(kSampleDefaultAp).margin(5e-7));
+  CHECK(by_default == Approx(kSampleDefaultAp).margin(kFigureMargin));
   // The same list as the model file given by name.
   AlignConfig named = config;
   named.input.reranker = kSource + (config.input.src_corpus.empty() ? "/models/reranker-enfr.txt"
@@ -109,7 +117,7 @@ TEST_CASE("align re-ranks with the bundled model by default, and --reranker none
   none.input.tgt_corpus.clear();
   none.output.out = kOutputs + "/sample-none.tsv";
   run_align(none);
-  CHECK(average_precision(none, gold) == Approx(kSampleUnsupervisedAp).margin(5e-7));
+  CHECK(average_precision(none, gold) == Approx(kSampleUnsupervisedAp).margin(kFigureMargin));
   CHECK(by_default > average_precision(none, gold));
 }
 
@@ -256,14 +264,14 @@ TEST_CASE("Default configuration on the training data: the README's AP", "[align
   config.output.out = kOutputs + "/train.tsv";
   run_align(config);
   CHECK(check_valid_submission(config) > 0);
-  CHECK(average_precision(config, gold) == Approx(kTrainDefaultAp).margin(5e-7));
+  CHECK(average_precision(config, gold) == Approx(kTrainDefaultAp).margin(kFigureMargin));
   config.input.src_corpus = shared + "/enfr/train/corpus-en.txt";
   config.input.tgt_corpus = shared + "/enfr/train/corpus-fr.txt";
   run_align(config);
-  CHECK(average_precision(config, gold) == Approx(kTrainCorpusAp).margin(5e-7));
+  CHECK(average_precision(config, gold) == Approx(kTrainCorpusAp).margin(kFigureMargin));
   config.input.reranker = "none";
   run_align(config);
-  CHECK(average_precision(config, gold) == Approx(kTrainUnsupervisedAp).margin(5e-7));
+  CHECK(average_precision(config, gold) == Approx(kTrainUnsupervisedAp).margin(kFigureMargin));
 }
 
 TEST_CASE("A failing second output leaves the previous submission as it was", "[align]") {
