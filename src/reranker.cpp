@@ -74,6 +74,37 @@ std::vector<float> group_z(const std::vector<std::uint32_t>& group, const std::v
   return z;
 }
 
+// Similarities differ in scale from one vector space to another: a cosine that is high in one is ordinary in
+// another, and a model that split on raw values would not carry over. Each similarity therefore enters as its
+// quantile among the run's candidates, and each margin in units of the similarity's spread among them.
+struct RunScale {
+  std::vector<float> quantile;  // (rank - 1) / (n - 1) by ascending value, ties sharing their mean rank; in [0, 1]
+  float spread = 1;             // the interquartile range (1 when it is 0)
+};
+
+RunScale run_scale(const std::vector<float>& values) {
+  const std::size_t n = values.size();
+  RunScale scale;
+  scale.quantile.assign(n, 0.0f);
+  if (n < 2) return scale;
+  std::vector<std::uint32_t> order(n);
+  std::iota(order.begin(), order.end(), 0u);
+  std::sort(order.begin(), order.end(), [&](std::uint32_t a, std::uint32_t b) {
+    return values[a] != values[b] ? values[a] < values[b] : a < b;
+  });
+  const double last = static_cast<double>(n - 1);
+  for (std::size_t begin = 0; begin < n;) {
+    std::size_t end = begin;
+    while (end < n && values[order[end]] == values[order[begin]]) ++end;
+    const float q = static_cast<float>(0.5 * static_cast<double>(begin + end - 1) / last);
+    for (std::size_t i = begin; i < end; ++i) scale.quantile[order[i]] = q;
+    begin = end;
+  }
+  const float iqr = values[order[(3 * (n - 1)) / 4]] - values[order[(n - 1) / 4]];
+  scale.spread = iqr > 0 ? iqr : 1.0f;
+  return scale;
+}
+
 // Columns added one candidate at a time.
 class TableBuilder {
  public:
@@ -98,16 +129,19 @@ class TableBuilder {
   std::vector<std::vector<float>> columns_;
 };
 
-// A candidate's margin below the best value of its group, and 1 / its rank in the group.
+// A candidate's margin below the best value of its group, and 1 / its rank in the group. With a run scale, the
+// margin is in its spreads (name suffix _s).
 void add_rank_features(TableBuilder& table, const std::string& prefix, const std::vector<std::uint32_t>& group,
-                       const std::vector<float>& values, const std::string& group_name) {
+                       const std::vector<float>& values, const std::string& group_name,
+                       const RunScale* scale = nullptr) {
   const GroupStats stats = group_stats(group, values);
+  const float spread = scale ? scale->spread : 1.0f;
   std::vector<float> below(values.size()), rank(values.size());
   for (std::size_t i = 0; i < values.size(); ++i) {
-    below[i] = values[i] - stats.best[i];
+    below[i] = (values[i] - stats.best[i]) / spread;
     rank[i] = 1.0f / stats.rank[i];
   }
-  table.add(prefix + "_below_" + group_name + "_best", std::move(below));
+  table.add(prefix + "_below_" + group_name + "_best" + (scale ? "_s" : ""), std::move(below));
   table.add(prefix + "_" + group_name + "_rank", std::move(rank));
 }
 
@@ -123,7 +157,9 @@ Matrix FeatureTable::select(const std::vector<std::string>& wanted, const std::s
                         "the model uses the feature '" + wanted[j] + "', which this run does not compute" +
                             (group.rfind("corpus", 0) == 0 ? " (it needs the corpora: --src-corpus, --tgt-corpus)"
                                                            : std::string()) +
-                            "; use a model trained without it.");
+                            "; use a model trained without it. Models trained before the similarities became "
+                            "run-relative (features such as 'csls', now 'csls_q') must be trained again with "
+                            "`termalign train-reranker`.");
     }
     selected.col(static_cast<Eigen::Index>(j)) = values.col(found - names.begin());
   }
@@ -148,51 +184,56 @@ FeatureTable candidate_feature_table(const CandidateEvidence& evidence) {
     const GroupStats by_source = group_stats(evidence.source, evidence.csls);
     const GroupStats by_target = group_stats(evidence.target, evidence.csls);
     const GroupStats ortho_by_source = group_stats(evidence.source, evidence.orthographic);
-    static const char* const names[] = {"csls",
-                                        "cosine",
-                                        "csls_below_source_best",
-                                        "csls_below_target_best",
+    const RunScale csls = run_scale(evidence.csls), cosine = run_scale(evidence.cosine);
+    const RunScale alignment = run_scale(evidence.word_alignment);
+    // Suffixes: _q a quantile among the run's candidates, _s a margin in units of the run's spread (RunScale).
+    static const char* const names[] = {"csls_q",
+                                        "cosine_q",
+                                        "csls_below_source_best_s",
+                                        "csls_below_target_best_s",
                                         "source_rank",
                                         "target_rank",
-                                        "csls_above_runner_up",
+                                        "csls_above_runner_up_s",
                                         "orthographic",
                                         "ortho_below_source_best",
                                         "identical",
-                                        "word_alignment",
+                                        "word_alignment_q",
                                         "same_word_count",
                                         "word_count_difference",
                                         "log_length_ratio",
                                         "multi_word_source",
                                         "reverse_rank",
                                         "orthographic_if_single_word",
-                                        "word_alignment_if_multi_word",
-                                        "csls_if_multi_word"};
+                                        "word_alignment_if_multi_word_q",
+                                        "csls_if_multi_word_q"};
     constexpr std::size_t kBase = sizeof names / sizeof names[0];
     std::vector<std::vector<float>> columns(kBase, std::vector<float>(n));
     for (std::size_t i = 0; i < n; ++i) {
-      const float csls = evidence.csls[i];
+      const float value = evidence.csls[i];
       // Margin over the best competitor of the same source: the runner-up if this is the best, else the best.
       const float competitor = by_source.rank[i] == 1 ? by_source.second[i] : by_source.best[i];
       const float words_source = evidence.source_words[i], words_target = evidence.target_words[i];
       const float length_ratio = std::log((1.0f + evidence.source_length[i]) / (1.0f + evidence.target_length[i]));
-      const float row[] = {csls, evidence.cosine[i], csls - by_source.best[i], csls - by_target.best[i],
-                           1.0f / by_source.rank[i], 1.0f / by_target.rank[i], csls - competitor,
-                           evidence.orthographic[i], evidence.orthographic[i] - ortho_by_source.best[i],
-                           static_cast<float>(evidence.identical[i]), evidence.word_alignment[i],
+      const float row[] = {csls.quantile[i], cosine.quantile[i], (value - by_source.best[i]) / csls.spread,
+                           (value - by_target.best[i]) / csls.spread, 1.0f / by_source.rank[i],
+                           1.0f / by_target.rank[i], (value - competitor) / csls.spread, evidence.orthographic[i],
+                           evidence.orthographic[i] - ortho_by_source.best[i],
+                           static_cast<float>(evidence.identical[i]), alignment.quantile[i],
                            words_source == words_target ? 1.0f : 0.0f, std::abs(words_source - words_target),
                            std::abs(length_ratio), words_source > 1 ? 1.0f : 0.0f,
                            evidence.reverse_rank[i] > 0 ? 1.0f / evidence.reverse_rank[i] : 0.0f,
                            // Spelling matters most for single words, word-by-word evidence for multi-word terms.
                            words_source == 1 ? evidence.orthographic[i] : 0.0f,
-                           words_source > 1 ? evidence.word_alignment[i] : 0.0f, words_source > 1 ? csls : 0.0f};
+                           words_source > 1 ? alignment.quantile[i] : 0.0f, words_source > 1 ? csls.quantile[i] : 0.0f};
       static_assert(sizeof row / sizeof row[0] == kBase, "one value per feature name");
       for (std::size_t j = 0; j < kBase; ++j) columns[j][i] = row[j];
     }
     for (std::size_t j = 0; j < kBase; ++j) table.add(names[j], std::move(columns[j]));
   }
   if (!evidence.one_to_one.empty()) {
-    table.add("comp_one_to_one", evidence.one_to_one);
-    add_rank_features(table, "comp_one_to_one", evidence.source, evidence.one_to_one, "source");
+    const RunScale one_to_one = run_scale(evidence.one_to_one);
+    table.add("comp_one_to_one_q", one_to_one.quantile);
+    add_rank_features(table, "comp_one_to_one", evidence.source, evidence.one_to_one, "source", &one_to_one);
     table.add("comp_translated_share", evidence.translated_share);
     add_rank_features(table, "comp_translated_share", evidence.source, evidence.translated_share, "source");
     table.add("comp_edge_agreement", evidence.edge_agreement);
@@ -211,9 +252,12 @@ FeatureTable candidate_feature_table(const CandidateEvidence& evidence) {
     table.add("freq_target_z", evidence.target_frequency_z);
     table.add("freq_z_difference", z_difference);
     add_rank_features(table, "freq_closeness", evidence.source, negative_ratio, "source");
-    table.add("context_cosine", evidence.context_similarity);
-    add_rank_features(table, "context_cosine", evidence.source, evidence.context_similarity, "source");
-    add_rank_features(table, "context_cosine", evidence.target, evidence.context_similarity, "target");
+    const RunScale context = run_scale(evidence.context_similarity);
+    table.add("context_cosine_q", context.quantile);
+    add_rank_features(table, "context_cosine", evidence.source, evidence.context_similarity, "source",
+                      &context);
+    add_rank_features(table, "context_cosine", evidence.target, evidence.context_similarity, "target",
+                      &context);
     table.add("context_z_by_source", group_z(evidence.source, evidence.context_similarity));
   }
   return table.build();
@@ -390,17 +434,26 @@ Reranker bundled_reranker(bool with_corpora) {
       with_corpora ? "bundled models/reranker-enfr-corpus.txt" : "bundled models/reranker-enfr.txt");
 }
 
+namespace {
+
+// Whether the run computed the corpus groups (it had both corpora): the bundled corpus model applies.
+bool has_corpus_features(const FeatureTable& table) {
+  return std::any_of(table.names.begin(), table.names.end(),
+                     [](const std::string& name) { return feature_group(name).rfind("corpus", 0) == 0; });
+}
+
+}  // namespace
+
 std::string reranker_origin(const std::string& setting, const FeatureTable& table) {
   if (setting != kDefaultReranker) return setting;
-  return table.has("context_cosine") ? "bundled models/reranker-enfr-corpus.txt"
-                                     : "bundled models/reranker-enfr.txt";
+  return has_corpus_features(table) ? "bundled models/reranker-enfr-corpus.txt" : "bundled models/reranker-enfr.txt";
 }
 
 Reranker configured_reranker(const std::string& setting, const FeatureTable& table) {
   TERMALIGN_CHECK(setting != kNoReranker, "a re-ranker is configured");
   if (setting != kDefaultReranker) return load_reranker(setting);
   // The corpus model where the corpus features are there; the model without them otherwise.
-  return bundled_reranker(table.has("context_cosine"));
+  return bundled_reranker(has_corpus_features(table));
 }
 
 Eigen::VectorXd rerank(const CandidateEvidence& evidence, const AlignConfig& config) {

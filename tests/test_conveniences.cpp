@@ -3,6 +3,7 @@
 #include <sys/wait.h>
 #include <zlib.h>
 
+#include <algorithm>
 #include <catch2/catch.hpp>
 #include <cmath>
 #include <cstdio>
@@ -10,6 +11,7 @@
 #include <fstream>
 #include <sstream>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "command_output.h"
@@ -279,17 +281,27 @@ TEST_CASE("align --explain with a re-ranker: the bias plus the contributions is 
   REQUIRE(header.size() ==
           11 + 2 * load_reranker(TERMALIGN_SOURCE_DIR "/models/reranker-enfr.txt").features.size());
   CHECK(header[10] == "reranker_bias");
-  CHECK(header[11] == "feature:csls");
-  CHECK(header[12] == "contribution:csls");
+  CHECK(header[11] == "feature:csls_q");
+  CHECK(header[12] == "contribution:csls_q");
   REQUIRE(explanation.size() > 100);
+  std::vector<std::pair<double, double>> csls_and_quantile;
   for (std::size_t i = 1; i < explanation.size(); ++i) {
     const auto f = fields_of(explanation[i]);
     REQUIRE(f.size() == header.size());
     double logit = std::stod(f[10]);
     for (std::size_t j = 12; j < f.size(); j += 2) logit += std::stod(f[j]);
     CHECK(std::stod(f[3]) == Approx(logit).margin(1e-4));
-    CHECK(std::stod(f[11]) == Approx(std::stod(f[4])).margin(1e-6));  // the csls feature is the csls column
+    csls_and_quantile.emplace_back(std::stod(f[4]), std::stod(f[11]));
   }
+  // The csls_q feature is the csls column's quantile among the run's candidates: in [0, 1] and in its order.
+  std::sort(csls_and_quantile.begin(), csls_and_quantile.end());
+  for (std::size_t i = 0; i < csls_and_quantile.size(); ++i) {
+    CHECK(csls_and_quantile[i].second >= 0.0);
+    CHECK(csls_and_quantile[i].second <= 1.0);
+    if (i > 0 && csls_and_quantile[i].first > csls_and_quantile[i - 1].first)
+      CHECK(csls_and_quantile[i].second >= csls_and_quantile[i - 1].second);
+  }
+  CHECK(csls_and_quantile.front().second < csls_and_quantile.back().second);
 }
 
 // --- Configuration values as typed, --help, suggestions ------------------------------------------------------

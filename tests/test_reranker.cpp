@@ -1,3 +1,4 @@
+#include <algorithm>
 #include <catch2/catch.hpp>
 #include <cmath>
 #include <random>
@@ -100,5 +101,55 @@ TEST_CASE("the bundled models are built in and read their features", "[reranker]
     bool corpus_feature = false;
     for (const std::string& name : model.features) corpus_feature |= feature_group(name).rfind("corpus", 0) == 0;
     CHECK(corpus_feature == with_corpora);
+  }
+}
+
+TEST_CASE("features do not change when a vector space scores on another scale", "[reranker]") {
+  // Two runs whose similarities differ by an increasing affine map (another vector space, another scale) give the
+  // same features: quantiles among the candidates, margins in units of the spread, ranks.
+  std::mt19937 generator(7);
+  std::uniform_real_distribution<float> uniform(-0.2f, 0.8f);
+  std::uniform_int_distribution<std::uint32_t> term(0, 40);
+  CandidateEvidence evidence;
+  const std::size_t n = 500;
+  for (std::size_t i = 0; i < n; ++i) {
+    evidence.source.push_back(term(generator));
+    evidence.target.push_back(term(generator));
+    for (auto* column : {&evidence.csls, &evidence.cosine, &evidence.word_alignment, &evidence.one_to_one,
+                         &evidence.translated_share, &evidence.edge_agreement, &evidence.orthographic})
+      column->push_back(uniform(generator));
+    evidence.csls.back() = std::round(evidence.csls.back() * 20) / 20;  // ties share their quantile
+    evidence.reverse_rank.push_back(static_cast<float>(i % 12));
+    evidence.identical.push_back(i % 50 == 0);
+    evidence.source_words.push_back(static_cast<std::uint16_t>(1 + i % 3));
+    evidence.target_words.push_back(static_cast<std::uint16_t>(1 + i % 2));
+    evidence.source_length.push_back(static_cast<std::uint16_t>(5 + i % 9));
+    evidence.target_length.push_back(static_cast<std::uint16_t>(6 + i % 7));
+  }
+  CandidateEvidence rescaled = evidence;
+  for (auto* column : {&rescaled.csls, &rescaled.cosine, &rescaled.word_alignment, &rescaled.one_to_one})
+    for (float& value : *column) value = 0.25f * value + 0.5f;  // exact in binary: the same order and ties
+  const FeatureTable table = candidate_feature_table(evidence), other = candidate_feature_table(rescaled);
+  REQUIRE(table.names == other.names);
+  CHECK(table.has("csls_q"));
+  CHECK(table.has("comp_one_to_one_below_source_best_s"));
+  CHECK_FALSE(table.has("csls"));
+  for (Eigen::Index j = 0; j < table.values.cols(); ++j) {
+    INFO(table.names[static_cast<std::size_t>(j)]);
+    CHECK((table.values.col(j) - other.values.col(j)).cwiseAbs().maxCoeff() < 1e-5f);
+  }
+  // The quantiles span [0, 1] (cosine: no ties) and follow the values' order; equal values share one (csls).
+  const auto column = [&](const char* name) {
+    return std::find(table.names.begin(), table.names.end(), name) - table.names.begin();
+  };
+  CHECK(table.values.col(column("cosine_q")).minCoeff() == 0.0f);
+  CHECK(table.values.col(column("cosine_q")).maxCoeff() == 1.0f);
+  const Eigen::Index q = column("csls_q");
+  for (std::size_t a = 0; a < n; a += 7) {
+    for (std::size_t b = 0; b < n; b += 11) {
+      const float qa = table.values(static_cast<Eigen::Index>(a), q), qb = table.values(static_cast<Eigen::Index>(b), q);
+      if (evidence.csls[a] < evidence.csls[b]) CHECK(qa < qb);
+      if (evidence.csls[a] == evidence.csls[b]) CHECK(qa == qb);
+    }
   }
 }
