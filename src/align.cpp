@@ -220,35 +220,39 @@ std::uint64_t pair_key(std::uint32_t source, std::uint32_t target) {
   return (static_cast<std::uint64_t>(source) << 32) | target;
 }
 
-// Selects each target's m best sources by CSLS (the same scores, transposed), adds the pairs not yet present, and
-// returns the rank (1 = best) of every such pair among its target's sources.
-// In a group, every process scores its share of the targets and rank 0 does the rest (the others return nothing).
-std::unordered_map<std::uint64_t, float> add_reverse_candidates(const ComposedTerms& X, const ComposedTerms& Z,
-                                                                const NeighbourhoodMeans& means, std::size_t m,
-                                                                const TileOptions& tiles,
-                                                                const ProcessGroup& group,
-                                                                std::vector<Candidate>& candidates) {
+// Each target's m best sources by CSLS (the same scores, transposed), by a second pass over the similarities: the
+// reverse lists of csls_select's fused pass where it did not run. Grouped by target, each group best first; on
+// rank 0 of a group only.
+std::vector<Candidate> reverse_lists_by_second_pass(const ComposedTerms& X, const ComposedTerms& Z,
+                                                    const NeighbourhoodMeans& means, std::size_t m,
+                                                    const TileOptions& tiles, const ProcessGroup& group) {
   SelectionOptions reverse_selection;
   reverse_selection.top_m = m;
   const NeighbourhoodMeans swapped{means.target, means.source};
   std::vector<Candidate> reverse =
       select_csls_candidates(Z.vectors, X.vectors, swapped, reverse_selection, tiles, group);
-  if (!group.is_root()) return {};
   std::stable_sort(reverse.begin(), reverse.end(),
                    [](const Candidate& a, const Candidate& b) { return a.source < b.source; });
+  for (Candidate& pair : reverse) std::swap(pair.source, pair.target);  // source: a row of X again
+  return reverse;
+}
+
+// Adds the pairs of the targets' lists (grouped by target, each group best first) not yet among the candidates,
+// and returns the rank (1 = best) of every listed pair among its target's sources.
+std::unordered_map<std::uint64_t, float> add_reverse_candidates(const std::vector<Candidate>& reverse,
+                                                                std::vector<Candidate>& candidates) {
   std::unordered_set<std::uint64_t> present;
   for (const auto& candidate : candidates) present.insert(pair_key(candidate.source, candidate.target));
   std::unordered_map<std::uint64_t, float> rank;
   std::size_t added = 0;
+  float position = 0;
   for (std::size_t i = 0; i < reverse.size(); ++i) {
-    const Candidate& pair = reverse[i];  // source: a target row; target: a source row
-    const bool first_of_target = i == 0 || reverse[i - 1].source != pair.source;
-    const float position =
-        first_of_target ? 1.0f : rank[pair_key(reverse[i - 1].target, reverse[i - 1].source)] + 1;
-    const std::uint64_t key = pair_key(pair.target, pair.source);
+    const Candidate& pair = reverse[i];
+    position = i == 0 || reverse[i - 1].target != pair.target ? 1.0f : position + 1;
+    const std::uint64_t key = pair_key(pair.source, pair.target);
     rank[key] = position;
     if (present.insert(key).second) {
-      candidates.push_back({pair.score, pair.cosine, pair.target, pair.source});
+      candidates.push_back(pair);
       ++added;
     }
   }
@@ -600,10 +604,14 @@ class PipelineRun {
     selection_.limit = orthographic_ && selection_.top_m > 0 ? 0 : result_.cap;  // rescoring may reorder: cut later
     if (config_.scoring.neighbourhood == Neighbourhood::terms) {
       // Neighbourhoods and selection in one pass over the similarities where the selection allows it.
+      // With the full evidence, the targets' lists of their best sources come from the same pass.
       CslsSelection scored = csls_select(X_.vectors, Z_.vectors, config_.scoring.k, selection_, tiles_,
-                                         config_.scoring.candidate_pool, group_);
+                                         config_.scoring.candidate_pool, group_,
+                                         full_evidence_ ? selection_.top_m : 0);
       means_ = std::move(scored.means);
       candidates_ = std::move(scored.candidates);
+      has_reverse_ = scored.has_reverse;
+      reverse_ = std::move(scored.reverse);
     } else {
       const std::size_t n = config_.scoring.neighbourhood_words;
       means_.source = knn_mean_similarity(X_.vectors, frequent_rows(target_, n, mapping_.target_transform, threads_),
@@ -617,7 +625,10 @@ class PipelineRun {
   // Candidates from the target side (with the full evidence) and from the spellings (orthographic candidates).
   void add_other_candidates() {
     if (full_evidence_ && selection_.top_m > 0) {
-      reverse_rank_ = add_reverse_candidates(X_, Z_, means_, selection_.top_m, tiles_, group_, candidates_);
+      if (!has_reverse_)
+        reverse_ = reverse_lists_by_second_pass(X_, Z_, means_, selection_.top_m, tiles_, group_);
+      if (group_.is_root()) reverse_rank_ = add_reverse_candidates(reverse_, candidates_);
+      reverse_ = {};
     }
     if (orthographic_) {
       source_spellings_ = term_spellings(result_.source_terms, config_.orthography.transliterate, threads_);
@@ -713,6 +724,8 @@ class PipelineRun {
   SelectionOptions selection_;
   NeighbourhoodMeans means_;
   std::vector<Candidate> candidates_;
+  bool has_reverse_ = false;
+  std::vector<Candidate> reverse_;  // the targets' lists of their best sources (full evidence)
   std::unordered_map<std::uint64_t, float> reverse_rank_;
   Spellings source_spellings_, target_spellings_;
 };

@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <tuple>
 #include <unordered_set>
+#include <utility>
+#include <vector>
 
 #include "termalign/io.h"
 #include "termalign/parallel.h"
@@ -37,6 +39,60 @@ std::uint64_t word_pair(std::uint32_t source, std::uint32_t target) {
   return (static_cast<std::uint64_t>(source) << 32) | target;
 }
 
+constexpr std::size_t kNearest = 1;
+
+// Each word's kNearest nearest words by mapped cosine (ties by id) among the words of the other side that it
+// meets in candidates (the words of the terms paired with its terms), as word pairs (source, target), for both
+// sides. The candidates are each term's nearest terms already, so these are the plausible translations; a search
+// over the whole other vocabulary would cost a product of the two vocabularies (tens of thousands of words each
+// at 20k terms: seconds) for the few pairs the candidates can use.
+std::unordered_set<std::uint64_t> nearest_met_words(const SideWords& source_side, const SideWords& target_side,
+                                                    const WordVectors& source_vectors,
+                                                    const WordVectors& target_vectors,
+                                                    const CandidateEvidence& evidence, int threads) {
+  // met[side][word]: the other side's words it meets (then sorted, unique).
+  std::vector<std::vector<std::uint32_t>> met_by_source(source_side.words.size()),
+      met_by_target(target_side.words.size());
+  for (std::size_t i = 0; i < evidence.size(); ++i) {
+    const std::vector<std::uint32_t>& a = source_side.terms.at(evidence.source[i]);
+    const std::vector<std::uint32_t>& b = target_side.terms.at(evidence.target[i]);
+    for (const std::uint32_t x : a)
+      if (source_vectors.usable[x]) met_by_source[x].insert(met_by_source[x].end(), b.begin(), b.end());
+    for (const std::uint32_t y : b)
+      if (target_vectors.usable[y]) met_by_target[y].insert(met_by_target[y].end(), a.begin(), a.end());
+  }
+  // One side's words against what they met: their nearest, as pairs oriented (source, target).
+  const auto nearest = [threads](std::vector<std::vector<std::uint32_t>>& met, const WordVectors& from,
+                                 const WordVectors& to, bool from_source) {
+    std::vector<std::vector<std::uint64_t>> pairs(met.size());
+    parallel_for(met.size(), threads, [&](std::size_t word) {
+      std::vector<std::uint32_t>& others = met[word];
+      std::sort(others.begin(), others.end());
+      others.erase(std::unique(others.begin(), others.end()), others.end());
+      others.erase(std::remove_if(others.begin(), others.end(), [&](std::uint32_t w) { return !to.usable[w]; }),
+                   others.end());
+      std::vector<std::pair<float, std::uint32_t>> scored;
+      scored.reserve(others.size());
+      const auto row = from.vectors.row(static_cast<Eigen::Index>(word));
+      for (const std::uint32_t w : others) scored.emplace_back(-row.dot(to.vectors.row(w)), w);
+      const std::size_t kept = std::min(kNearest, scored.size());
+      std::partial_sort(scored.begin(), scored.begin() + static_cast<std::ptrdiff_t>(kept), scored.end());
+      for (std::size_t r = 0; r < kept; ++r) {
+        const auto self = static_cast<std::uint32_t>(word);
+        pairs[word].push_back(from_source ? word_pair(self, scored[r].second) : word_pair(scored[r].second, self));
+      }
+      others = {};
+    });
+    return pairs;
+  };
+  std::unordered_set<std::uint64_t> translated;
+  for (const auto& word_pairs : nearest(met_by_source, source_vectors, target_vectors, true))
+    translated.insert(word_pairs.begin(), word_pairs.end());
+  for (const auto& word_pairs : nearest(met_by_target, target_vectors, source_vectors, false))
+    translated.insert(word_pairs.begin(), word_pairs.end());
+  return translated;
+}
+
 }  // namespace
 
 void add_compositional_evidence(const TermList& source_terms, const TermList& target_terms,
@@ -49,15 +105,10 @@ void add_compositional_evidence(const TermList& source_terms, const TermList& ta
            [&] { target_vectors = mapped_word_vectors(target_side.words, target, mapping.target_transform, 1); },
            threads);
 
-  // Translated word pairs: the seed's, and the 3 nearest words of the other side's list in either direction.
-  constexpr std::size_t kNearest = 3;
-  std::unordered_set<std::uint64_t> translated;
-  const auto forward = nearest_rows(source_vectors, target_vectors, kNearest, threads);
-  const auto backward = nearest_rows(target_vectors, source_vectors, kNearest, threads);
-  for (std::uint32_t s = 0; s < forward.size(); ++s)
-    for (const std::uint32_t t : forward[s]) translated.insert(word_pair(s, t));
-  for (std::uint32_t t = 0; t < backward.size(); ++t)
-    for (const std::uint32_t s : backward[t]) translated.insert(word_pair(s, t));
+  // Translated word pairs: the seed's, and each word's nearest word (mapped cosine) among the words it meets in
+  // candidates, in either direction.
+  std::unordered_set<std::uint64_t> translated =
+      nearest_met_words(source_side, target_side, source_vectors, target_vectors, evidence, threads);
   for (const auto& [word, targets] : seed_translations(seed, false)) {
     const auto s = source_side.ids.find(word);
     if (s == source_side.ids.end()) continue;

@@ -482,29 +482,42 @@ NeighbourhoodMeans scan_neighbourhoods(const Matrix& X, const Matrix& Z, int k, 
 // k largest similarities (row_top) and its best targets by the key 2 x.z_j - floor_j (pool: score = the key,
 // cosine = the similarity); each column keeps its k largest values (columns, merged across threads, then across
 // the group).
+// With `reverse` of a non-zero capacity, each column also keeps its sources of highest key 2 x_i.z -
+// source_floors(i) (score: the key, cosine: the similarity), merged likewise.
 void scan_pools(const Matrix& X, std::size_t row_begin, std::size_t row_end, const Matrix& Z,
-                const Eigen::VectorXf& floors, const TileOptions& tiles, const ProcessGroup& group,
-                TopValues& row_top, RowPools& pool, TopValues& columns) {
+                const Eigen::VectorXf& floors, const Eigen::VectorXf& source_floors, const TileOptions& tiles,
+                const ProcessGroup& group, TopValues& row_top, RowPools& pool, TopValues& columns,
+                TopCandidates& reverse) {
   const int threads = resolve_threads(tiles.threads);
   const std::size_t n2 = static_cast<std::size_t>(Z.rows()), column_k = columns.capacity();
+  const bool with_reverse = reverse.capacity() > 0;
   PerSlot<TopValues> column_top(static_cast<std::size_t>(threads), [&] {
     return TopValues(n2, column_k, -std::numeric_limits<float>::infinity());
   });
-  SharedBounds shared_bounds(n2);
+  const Candidate sentinel = detail::sentinel_candidate();
+  PerSlot<TopCandidates> reverse_top(static_cast<std::size_t>(threads), [&] {
+    return TopCandidates(with_reverse ? n2 : 0, reverse.capacity(), sentinel);
+  });
+  SharedBounds shared_bounds(n2), shared_reverse(with_reverse ? n2 : 0);
   if (row_end > row_begin) {
     for_each_tile(
         X, row_begin, row_end, Z, tiles, threads, "CSLS one pass",
         [&](std::size_t slot, std::size_t first_row, std::size_t first_col, const Tile& tile) {
           TopValues& column_values = column_top[slot];
+          TopCandidates& reverse_values = reverse_top[slot];
           const std::size_t first_slot = first_row - row_begin;
           const float* row_bounds = row_top.bounds() + first_slot;
           const float* pool_bounds = pool.bounds() + first_slot;
-          float keys[kChunk];
+          float keys[kChunk], reverse_keys[kChunk];
+          const float* row_floors = with_reverse ? source_floors.data() + first_row : nullptr;
           for (Eigen::Index j = 0; j < tile.rows(); ++j) {
             const std::size_t column = first_col + static_cast<std::size_t>(j);
             const float* similarities = tile.row(j).data();
             const float floor = floors[static_cast<Eigen::Index>(column)];
             const float shared_bound = shared_bounds.bound(column);
+            // Disabled: +inf, which no value reaches.
+            const float reverse_shared =
+                with_reverse ? shared_reverse.bound(column) : std::numeric_limits<float>::infinity();
             for (Eigen::Index chunk = 0; chunk < tile.cols(); chunk += kChunk) {
               const Eigen::Index count = std::min(kChunk, tile.cols() - chunk);
               const float* values = similarities + chunk;
@@ -514,7 +527,18 @@ void scan_pools(const Matrix& X, std::size_t row_begin, std::size_t row_end, con
                   reaching(values, count, std::max(column_values.bounds()[column], shared_bound));
               // >=: an equal key may still rank before the pool's threshold by its indices; offer() decides.
               const std::uint32_t to_pool = reaching(keys, count, pool_bounds + chunk);
-              if ((to_rows | to_column | to_pool) == 0) continue;
+              std::uint32_t to_reverse = 0;
+              if (with_reverse) {
+                for (Eigen::Index t = 0; t < count; ++t) reverse_keys[t] = 2.0f * values[t] - row_floors[chunk + t];
+                to_reverse =
+                    reaching(reverse_keys, count, std::max(reverse_values.bounds()[column], reverse_shared));
+              }
+              if ((to_rows | to_column | to_pool | to_reverse) == 0) continue;
+              for_each_bit(to_reverse, [&](Eigen::Index t) {
+                const auto row = static_cast<std::uint32_t>(first_row + static_cast<std::size_t>(chunk + t));
+                reverse_values.offer(column,
+                                     Candidate{reverse_keys[t], values[t], row, static_cast<std::uint32_t>(column)});
+              });
               for_each_bit(to_rows, [&](Eigen::Index t) {
                 row_top.offer(first_slot + static_cast<std::size_t>(chunk + t), values[t]);
               });
@@ -525,11 +549,36 @@ void scan_pools(const Matrix& X, std::size_t row_begin, std::size_t row_end, con
               });
             }
             shared_bounds.raise(column, column_values.bounds()[column]);
+            if (with_reverse) shared_reverse.raise(column, reverse_values.bounds()[column]);
           }
         });
   }
   columns = column_top.merged();
   merge_across(group, columns);
+  if (with_reverse) {
+    reverse = reverse_top.merged();
+    merge_across(group, reverse);
+  }
+}
+
+// Each target's kept sources (the reverse lists of scan_pools) scored by CSLS, its `m` best: grouped by target in
+// ascending order, each group in ranks_before order.
+std::vector<Candidate> reverse_lists(const TopCandidates& reverse, const NeighbourhoodMeans& means, std::size_t m) {
+  std::vector<Candidate> lists;
+  lists.reserve(reverse.slots() * m);
+  std::vector<Candidate> list;
+  for (std::size_t column = 0; column < reverse.slots(); ++column) {
+    list.clear();
+    for (const Candidate* c = reverse.begin(column); c != reverse.end(column); ++c) {
+      if (c->source == detail::kNoIndex) continue;
+      list.push_back(Candidate{2.0f * c->cosine - means.source[static_cast<Eigen::Index>(c->source)] -
+                                   means.target[static_cast<Eigen::Index>(column)],
+                               c->cosine, c->source, c->target});
+    }
+    std::sort(list.begin(), list.end(), detail::RanksBefore());
+    lists.insert(lists.end(), list.begin(), list.begin() + static_cast<std::ptrdiff_t>(std::min(m, list.size())));
+  }
+  return lists;
 }
 
 }  // namespace
@@ -645,7 +694,8 @@ std::vector<Candidate> select_csls_candidates(const Matrix& X, const Matrix& Z, 
 }
 
 CslsSelection csls_select(const Matrix& X, const Matrix& Z, int k, const SelectionOptions& selection,
-                          const TileOptions& tiles, std::size_t pool, const ProcessGroup& group) {
+                          const TileOptions& tiles, std::size_t pool, const ProcessGroup& group,
+                          std::size_t reverse_m) {
   CslsSelection result;
   const std::size_t n1 = static_cast<std::size_t>(X.rows()), n2 = static_cast<std::size_t>(Z.rows());
   if (selection.top_m == 0 || selection.mutual_m > 0 || n1 == 0 || n2 == 0) {
@@ -668,23 +718,37 @@ CslsSelection csls_select(const Matrix& X, const Matrix& Z, int k, const Selecti
   // Floors of r_S from every kSampleStride-th row of X: the k largest of a subset are each at most the k largest
   // of all rows, so floor_j <= r_S(j) and the key 2 x.z_j - floor_j >= CSLS(x, z_j) + r_T(x).
   constexpr std::size_t kSampleStride = 8;
+  const auto every = [](const Matrix& M, std::size_t stride) {
+    Matrix sample((M.rows() + static_cast<Eigen::Index>(stride) - 1) / static_cast<Eigen::Index>(stride), M.cols());
+    for (Eigen::Index r = 0; r < sample.rows(); ++r) sample.row(r) = M.row(r * static_cast<Eigen::Index>(stride));
+    return sample;
+  };
   const std::size_t stride = (n1 + kSampleStride - 1) / kSampleStride >= column_k ? kSampleStride : 1;
-  Matrix sample((static_cast<Eigen::Index>(n1) + static_cast<Eigen::Index>(stride) - 1) /
-                    static_cast<Eigen::Index>(stride),
-                X.cols());
-  for (Eigen::Index r = 0; r < sample.rows(); ++r) sample.row(r) = X.row(r * static_cast<Eigen::Index>(stride));
-  const Eigen::VectorXf floors = scan_neighbourhoods(Z, sample, k, tiles, false, group).source;
-  sample = Matrix();
+  const Eigen::VectorXf floors = scan_neighbourhoods(Z, every(X, stride), k, tiles, false, group).source;
+  // The targets' lists: each target keeps its 2 reverse_m sources by the key 2 x_i.z - an estimate of r_T(x_i)
+  // from every kReverseStride-th target (CSLS up to the target's constant), then the reverse_m best by CSLS.
+  constexpr std::size_t kReverseStride = 16;
+  const std::size_t reverse_capacity = std::min(2 * reverse_m, n1);
+  Eigen::VectorXf source_floors;
+  if (reverse_capacity > 0) {
+    const std::size_t sample_stride = (n2 + kReverseStride - 1) / kReverseStride >= row_k ? kReverseStride : 1;
+    source_floors = scan_neighbourhoods(X, every(Z, sample_stride), k, tiles, false, group).source;
+  }
 
   const float lowest = -std::numeric_limits<float>::infinity();
   TopValues row_top(row_end - row_begin, row_k, lowest);
   RowPools pools(row_end - row_begin, pool_size);
   TopValues columns(n2, column_k, lowest);
-  scan_pools(X, row_begin, row_end, Z, floors, tiles, group, row_top, pools, columns);
+  TopCandidates reverse(0, reverse_capacity, detail::sentinel_candidate());
+  scan_pools(X, row_begin, row_end, Z, floors, source_floors, tiles, group, row_top, pools, columns, reverse);
   pools.finish(tiles.threads);
   result.means.source = gathered(group, slot_means(row_top));
   result.means.target = slot_means(columns);
   row_top = TopValues(0, 0, lowest);
+  if (reverse.capacity() > 0) {
+    result.has_reverse = true;
+    if (group.is_root()) result.reverse = reverse_lists(reverse, result.means, std::min(reverse_m, n1));
+  }
 
   // Each row's top_m from its pool when the bound proves that no other target could enter it: for an unseen
   // target, CSLS <= its key - r_T(x) <= the pool's smallest key - r_T(x). The margin covers the rounding of the

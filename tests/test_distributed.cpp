@@ -207,6 +207,9 @@ TEST_CASE("Distributed CSLS passes give one process's results on rank 0, for any
   const std::vector<Candidate> expected = termalign::select_csls_candidates(X, Z, single, selection, tiles);
   const Eigen::VectorXf expected_knn = termalign::knn_mean_similarity(Z, X, k, tiles);
   REQUIRE(!expected.empty());
+  // The targets' lists of the fused pass (when it runs: top_m without mutual_m), as one process keeps them.
+  const termalign::CslsSelection expected_fused =
+      termalign::csls_select(X, Z, k, selection, tiles, 4, termalign::single_process(), 3);
 
   for (int size = 1; size <= 4; ++size) {
     CAPTURE(k, selection.top_m, selection.mutual_m, selection.limit, size);
@@ -219,7 +222,7 @@ TEST_CASE("Distributed CSLS passes give one process's results on rank 0, for any
       means[r] = termalign::neighbourhood_means(X, Z, k, tiles, group);
       knn[r] = termalign::knn_mean_similarity(Z, X, k, tiles, group);
       selected[r] = termalign::select_csls_candidates(X, Z, means[r], selection, tiles, group);
-      fused[r] = termalign::csls_select(X, Z, k, selection, tiles, 4, group);
+      fused[r] = termalign::csls_select(X, Z, k, selection, tiles, 4, group, 3);
     });
     for (int rank = 0; rank < size; ++rank) {
       const auto r = static_cast<std::size_t>(rank);
@@ -231,9 +234,12 @@ TEST_CASE("Distributed CSLS passes give one process's results on rank 0, for any
       if (rank == 0) {
         REQUIRE(same_candidates(selected[r], expected));
         REQUIRE(same_candidates(fused[r].candidates, expected));
+        REQUIRE(fused[r].has_reverse == expected_fused.has_reverse);
+        REQUIRE(same_candidates(fused[r].reverse, expected_fused.reverse));
       } else {
         REQUIRE(selected[r].empty());
         REQUIRE(fused[r].candidates.empty());
+        REQUIRE(fused[r].reverse.empty());
       }
     }
   }

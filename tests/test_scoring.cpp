@@ -469,3 +469,80 @@ TEST_CASE("The one-pass CSLS selection falls back to the two passes for other se
     require_same_pairs(fused.candidates, expected);
   }
 }
+
+TEST_CASE("csls_select's reverse lists: brute force of their two steps, exact when all sources fit", "[scoring]") {
+  // Tiles of 16 x 32 over 150 x 170 rows: many tile borders on both sides; duplicated rows give exact ties.
+  Matrix X = random_unit_rows(150, 12, 41), Z = random_unit_rows(170, 12, 42);
+  X.row(149) = X.row(3);
+  X.row(77) = X.row(3);
+  const SelectionOptions selection{5, 0, 0};
+  constexpr std::size_t kReverse = 4;
+  constexpr int k = 3;
+  const termalign::CslsSelection serial = termalign::csls_select(X, Z, k, selection, {16, 32, 1}, 0,
+                                                                 termalign::single_process(), kReverse);
+  REQUIRE(serial.has_reverse);
+  // Brute force of the two steps: each target keeps its 2 kReverse sources by 2 x.z - e(x), e(x) the mean of x's
+  // k largest similarities among every 16th target (ties: the lower source index); then their kReverse best by
+  // CSLS with the pass's means.
+  const auto brute_force = [&](const Matrix& sources, const termalign::CslsSelection& pass) {
+    Eigen::VectorXf estimate(sources.rows());
+    for (Eigen::Index i = 0; i < sources.rows(); ++i) {
+      std::vector<float> sampled;
+      for (Eigen::Index j = 0; j < Z.rows(); j += 16) sampled.push_back(sources.row(i).dot(Z.row(j)));
+      std::sort(sampled.rbegin(), sampled.rend());
+      estimate(i) = (sampled[0] + sampled[1] + sampled[2]) / 3;
+    }
+    std::vector<Candidate> expected;
+    for (Eigen::Index j = 0; j < Z.rows(); ++j) {
+      std::vector<Candidate> kept;
+      for (Eigen::Index i = 0; i < sources.rows(); ++i) {
+        const float cosine = sources.row(i).dot(Z.row(j));
+        kept.push_back({2 * cosine - estimate(i), cosine, static_cast<std::uint32_t>(i), static_cast<std::uint32_t>(j)});
+      }
+      std::sort(kept.begin(), kept.end(), [](const Candidate& a, const Candidate& b) { return ranks_before(a, b); });
+      kept.resize(std::min<std::size_t>(2 * kReverse, kept.size()));
+      for (Candidate& c : kept) c.score = 2 * c.cosine - pass.means.source(c.source) - pass.means.target(j);
+      std::sort(kept.begin(), kept.end(), [](const Candidate& a, const Candidate& b) { return ranks_before(a, b); });
+      kept.resize(std::min(kReverse, kept.size()));
+      expected.insert(expected.end(), kept.begin(), kept.end());
+    }
+    return expected;
+  };
+  const auto require_same_lists = [](const std::vector<Candidate>& actual, const std::vector<Candidate>& expected) {
+    REQUIRE(actual.size() == expected.size());
+    for (std::size_t r = 0; r < expected.size(); ++r) {
+      INFO("entry " << r);
+      CHECK(actual[r].source == expected[r].source);
+      CHECK(actual[r].target == expected[r].target);
+      CHECK(actual[r].cosine == Approx(expected[r].cosine).margin(1e-5));
+      CHECK(actual[r].score == Approx(expected[r].score).margin(1e-5));
+    }
+  };
+  require_same_lists(serial.reverse, brute_force(X, serial));
+  // The same bits on more threads and other tiles; the forward selection is unchanged by the lists.
+  const termalign::CslsSelection without = termalign::csls_select(X, Z, k, selection, {16, 32, 1});
+  CHECK_FALSE(without.has_reverse);
+  require_identical(without.candidates, serial.candidates);
+  for (const TileOptions tiles : {TileOptions{16, 32, 2}, TileOptions{48, 16, 3}}) {
+    const termalign::CslsSelection other =
+        termalign::csls_select(X, Z, k, selection, tiles, 0, termalign::single_process(), kReverse);
+    require_identical(other.reverse, serial.reverse);
+  }
+  // With no more sources than the first step keeps, the lists are each target's exact best by CSLS.
+  const Matrix few = X.topRows(2 * kReverse - 1);
+  const termalign::CslsSelection small = termalign::csls_select(few, Z, k, selection, {16, 32, 2}, 0,
+                                                                termalign::single_process(), kReverse);
+  const NeighbourhoodMeans exact = reference_means(few, Z, k);
+  std::vector<Candidate> best;
+  for (Eigen::Index j = 0; j < Z.rows(); ++j) {
+    std::vector<Candidate> all;
+    for (Eigen::Index i = 0; i < few.rows(); ++i) {
+      const float cosine = few.row(i).dot(Z.row(j));
+      all.push_back({2 * cosine - exact.source(i) - exact.target(j), cosine, static_cast<std::uint32_t>(i),
+                     static_cast<std::uint32_t>(j)});
+    }
+    std::sort(all.begin(), all.end(), [](const Candidate& a, const Candidate& b) { return ranks_before(a, b); });
+    best.insert(best.end(), all.begin(), all.begin() + kReverse);
+  }
+  require_same_lists(small.reverse, best);
+}

@@ -13,8 +13,8 @@ namespace termalign {
 // - one_to_one: the words of the two terms matched one to one, greedily by mapped cosine, the sum of the matched
 //   cosines over the larger word count (a word left over counts 0);
 // - translated_share: the share of the two terms' words that have a translation among the other term's words, a
-//   translation being a seed lexicon pair or one of the 3 nearest words (mapped cosine) among the other list's
-//   words, in either direction;
+//   translation being a seed lexicon pair or a word's nearest word (mapped cosine) among the words it meets in
+//   the candidates (the words of the terms paired with its terms), in either direction;
 // - edge_agreement: 1 when the first or last word of one term translates the first or last word of the other.
 //   Heads sit at an edge (last in English and German, first in French), so this is head-word agreement without
 //   knowing the languages.

@@ -93,6 +93,11 @@ struct CslsSelection {
   NeighbourhoodMeans means;
   std::vector<Candidate> candidates;  // as select_csls_candidates returns them
   std::size_t rescored_rows = 0;      // rows whose pool could not be shown to hold their top_m (see below)
+  // With `reverse_m` > 0 and the fused pass: each target's best reverse_m sources by CSLS among the 2 reverse_m
+  // that the pass kept by an estimate of CSLS (see csls_select), grouped by target in ascending order, each group
+  // best first; on rank 0 of a group only.
+  std::vector<Candidate> reverse;
+  bool has_reverse = false;  // whether `reverse` was filled (the fused pass ran with reverse_m > 0)
 };
 
 // neighbourhood_means then select_csls_candidates, fused into one pass over the similarities when the selection
@@ -101,9 +106,12 @@ struct CslsSelection {
 // cannot be shown to hold its true top_m is rescored exactly: an unseen target j has x.z_j <= the pool's smallest
 // similarity s_min, so CSLS(x, z_j) <= 2 s_min - r_T(x) - min r_S, and the pool suffices when its m-th best CSLS is
 // above that. The result is identical to the two passes', for any pool size (pool = 0: 4 top_m, at least k); with
-// other selections the two passes run.
+// other selections the two passes run. `reverse_m` > 0 also keeps, in the same pass, each target's 2 reverse_m
+// sources by the key 2 x_i.z - e_i, e_i an estimate of r_T(x_i) from every 16th target (so CSLS but for e_i's
+// error and the target's constant), and returns their reverse_m best by exact CSLS (CslsSelection::reverse): the
+// target side's candidates without a second pass, close to the second pass's lists, not always identical.
 CslsSelection csls_select(const Matrix& X, const Matrix& Z, int k, const SelectionOptions& selection,
                           const TileOptions& tiles, std::size_t pool = 0,
-                          const ProcessGroup& group = single_process());
+                          const ProcessGroup& group = single_process(), std::size_t reverse_m = 0);
 
 }  // namespace termalign
