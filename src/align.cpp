@@ -353,42 +353,6 @@ void add_term_evidence(const Spellings& source, const Spellings& target, int thr
   });
 }
 
-// Soft word alignment of each candidate: for each word its best cosine on the other side, averaged over the words
-// of each term, the two directions averaged. Multi-word terms whose words translate one by one score high.
-void add_word_alignment(const TermList& source_terms, const TermList& target_terms, const TermComposer& source,
-                        const TermComposer& target, const Mapping& mapping, int threads,
-                        CandidateEvidence& evidence) {
-  std::unordered_map<std::uint32_t, Matrix> source_tokens, target_tokens;
-  for (std::size_t i = 0; i < evidence.size(); ++i) {
-    source_tokens.try_emplace(evidence.source[i]);
-    target_tokens.try_emplace(evidence.target[i]);
-  }
-  auto fill = [threads](std::unordered_map<std::uint32_t, Matrix>& tokens, const TermList& list,
-                        const TermComposer& composer, const Matrix& transform) {
-    std::vector<std::pair<const std::uint32_t, Matrix>*> entries;
-    for (auto& entry : tokens) entries.push_back(&entry);
-    parallel_for(entries.size(), threads, [&](std::size_t i) {
-      Matrix mapped = composer.token_vectors(list.terms[entries[i]->first]) * transform;
-      normalize_rows(mapped);
-      entries[i]->second = std::move(mapped);
-    });
-  };
-  fill(source_tokens, source_terms, source, mapping.source_transform);
-  fill(target_tokens, target_terms, target, mapping.target_transform);
-  evidence.word_alignment.resize(evidence.size());
-  parallel_for(evidence.size(), threads, [&](std::size_t i) {
-    const Matrix& a = source_tokens.at(evidence.source[i]);
-    const Matrix& b = target_tokens.at(evidence.target[i]);
-    if (a.rows() == 0 || b.rows() == 0) {
-      evidence.word_alignment[i] = 0;
-      return;
-    }
-    const Matrix similarities = a * b.transpose();
-    evidence.word_alignment[i] =
-        0.5f * (similarities.rowwise().maxCoeff().mean() + similarities.colwise().maxCoeff().mean());
-  });
-}
-
 // The inputs checked against the loaded vectors (sanity.h); with `--seed identical`, the seed made from them.
 void check_inputs_against_vectors(const AlignConfig& config, bool fit, const TermList& source_terms,
                                   const TermList& target_terms, const Embeddings& source, const Embeddings& target,
@@ -654,14 +618,18 @@ class PipelineRun {
         evidence.reverse_rank.push_back(found == reverse_rank_.end() ? 0.0f : found->second);
       }
     }
+    // What the rest of the evidence does not need goes first: at 130k x 290k terms the term vectors alone are half
+    // a gigabyte, and the candidates and their target ranks a few hundred megabytes more.
+    X_.vectors = Matrix();
+    Z_.vectors = Matrix();
+    candidates_ = std::vector<Candidate>();
+    reverse_rank_ = std::unordered_map<std::uint64_t, float>();
     if (orthographic_) add_term_evidence(source_spellings_, target_spellings_, threads_, evidence);
     if (full_evidence_) {
       // The word vectors are kept for the full evidence (release_for_scoring).
-      TERMALIGN_CHECK(keeps_word_vectors_, "the word alignment needs the word vectors");
+      TERMALIGN_CHECK(keeps_word_vectors_, "the word-level evidence needs the word vectors");
       const TermComposer source_composer(source_, mapping_.source, config_.composition);
       const TermComposer target_composer(target_, mapping_.target, config_.composition);
-      add_word_alignment(result_.source_terms, result_.target_terms, source_composer, target_composer, mapping_,
-                         threads_, evidence);
       add_evidence_beyond_embeddings(config_, result_.source_terms, result_.target_terms, source_composer,
                                      target_composer, mapping_, seed_, evidence);
     }

@@ -1,6 +1,8 @@
 #include "termalign/compositional.h"
 
 #include <algorithm>
+#include <cmath>
+#include <limits>
 #include <tuple>
 #include <unordered_set>
 #include <utility>
@@ -93,6 +95,32 @@ std::unordered_set<std::uint64_t> nearest_met_words(const SideWords& source_side
   return translated;
 }
 
+// Soft word alignment of a candidate from its word pairs' cosines (`pairs`: cosine, word of a, word of b): each
+// word's best cosine on the other side, averaged over each term's words with a vector, the two directions
+// averaged; 0 when a side has no word with a vector.
+float soft_alignment(const std::vector<std::uint32_t>& a, const std::vector<std::uint32_t>& b,
+                     const WordVectors& source_vectors, const WordVectors& target_vectors,
+                     const std::vector<std::tuple<float, std::size_t, std::size_t>>& pairs,
+                     std::vector<float>& source_best, std::vector<float>& target_best) {
+  const float lowest = -std::numeric_limits<float>::infinity();
+  source_best.assign(a.size(), lowest);
+  target_best.assign(b.size(), lowest);
+  for (const auto& [similarity, x, y] : pairs) {
+    if (!source_vectors.usable[a[x]] || !target_vectors.usable[b[y]]) continue;
+    source_best[x] = std::max(source_best[x], similarity);
+    target_best[y] = std::max(target_best[y], similarity);
+  }
+  const auto mean_kept = [lowest](const std::vector<float>& best) {
+    float sum = 0;
+    std::size_t count = 0;
+    for (const float value : best)
+      if (value != lowest) sum += value, ++count;
+    return count > 0 ? sum / static_cast<float>(count) : std::numeric_limits<float>::quiet_NaN();
+  };
+  const float forward = mean_kept(source_best), backward = mean_kept(target_best);
+  return std::isnan(forward) || std::isnan(backward) ? 0.0f : 0.5f * (forward + backward);
+}
+
 }  // namespace
 
 void add_compositional_evidence(const TermList& source_terms, const TermList& target_terms,
@@ -122,18 +150,23 @@ void add_compositional_evidence(const TermList& source_terms, const TermList& ta
   evidence.one_to_one.assign(n, 0.0f);
   evidence.translated_share.assign(n, 0.0f);
   evidence.edge_agreement.assign(n, 0.0f);
+  evidence.word_alignment.assign(n, 0.0f);
   constexpr std::size_t kBlock = 1024;
   parallel_for((n + kBlock - 1) / kBlock, threads, [&](std::size_t block) {
     std::vector<std::uint8_t> source_used, target_used;
+    std::vector<std::tuple<float, std::size_t, std::size_t>> pairs;
+    std::vector<float> source_best, target_best;
     for (std::size_t i = block * kBlock; i < std::min(n, (block + 1) * kBlock); ++i) {
       const std::vector<std::uint32_t>& a = source_side.terms.at(evidence.source[i]);
       const std::vector<std::uint32_t>& b = target_side.terms.at(evidence.target[i]);
       if (a.empty() || b.empty()) continue;
-      // Greedy one-to-one matching by cosine: the best remaining pair first.
-      std::vector<std::tuple<float, std::size_t, std::size_t>> pairs;
+      pairs.clear();
       for (std::size_t x = 0; x < a.size(); ++x)
         for (std::size_t y = 0; y < b.size(); ++y)
           pairs.emplace_back(source_vectors.vectors.row(a[x]).dot(target_vectors.vectors.row(b[y])), x, y);
+      evidence.word_alignment[i] = soft_alignment(a, b, source_vectors, target_vectors, pairs, source_best,
+                                                  target_best);
+      // Greedy one-to-one matching by cosine: the best remaining pair first.
       std::sort(pairs.begin(), pairs.end(), [](const auto& p, const auto& q) {
         return std::get<0>(p) != std::get<0>(q) ? std::get<0>(p) > std::get<0>(q) : p < q;
       });

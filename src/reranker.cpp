@@ -113,13 +113,16 @@ class TableBuilder {
     names_.push_back(name);
     columns_.push_back(std::move(column));
   }
+  // Each column is freed once copied: the table and the columns are not both held whole.
   FeatureTable build() {
     FeatureTable table;
     table.names = std::move(names_);
     table.values.resize(static_cast<Eigen::Index>(rows_), static_cast<Eigen::Index>(columns_.size()));
-    for (std::size_t j = 0; j < columns_.size(); ++j)
+    for (std::size_t j = 0; j < columns_.size(); ++j) {
       for (std::size_t i = 0; i < rows_; ++i)
         table.values(static_cast<Eigen::Index>(i), static_cast<Eigen::Index>(j)) = columns_[j][i];
+      columns_[j] = std::vector<float>();
+    }
     return table;
   }
 
@@ -148,7 +151,12 @@ void add_rank_features(TableBuilder& table, const std::string& prefix, const std
 }  // namespace
 
 Matrix FeatureTable::select(const std::vector<std::string>& wanted, const std::string& origin) const {
-  Matrix selected(values.rows(), static_cast<Eigen::Index>(wanted.size()));
+  return select(wanted, origin, 0, values.rows());
+}
+
+Matrix FeatureTable::select(const std::vector<std::string>& wanted, const std::string& origin, Eigen::Index first,
+                            Eigen::Index rows) const {
+  Matrix selected(rows, static_cast<Eigen::Index>(wanted.size()));
   for (std::size_t j = 0; j < wanted.size(); ++j) {
     const auto found = std::find(names.begin(), names.end(), wanted[j]);
     if (found == names.end()) {
@@ -161,7 +169,7 @@ Matrix FeatureTable::select(const std::vector<std::string>& wanted, const std::s
                             "run-relative (features such as 'csls', now 'csls_q') must be trained again with "
                             "`termalign train-reranker`.");
     }
-    selected.col(static_cast<Eigen::Index>(j)) = values.col(found - names.begin());
+    selected.col(static_cast<Eigen::Index>(j)) = values.col(found - names.begin()).segment(first, rows);
   }
   return selected;
 }
@@ -298,8 +306,20 @@ Eigen::VectorXd Reranker::score(const Matrix& features_matrix, int threads) cons
   return scores;
 }
 
-Eigen::VectorXd Reranker::score(const FeatureTable& table, const std::string& origin, int threads) const {
-  return score(table.select(features, origin), threads);
+Eigen::VectorXd Reranker::score(const FeatureTable& table, const std::string& origin, int threads,
+                                Eigen::Index block_rows) const {
+  // In blocks of rows: the model's columns of millions of candidates, and XGBoost's own copy of them, would each
+  // take as much memory as the table.
+  const Eigen::Index kBlock = std::max<Eigen::Index>(block_rows, 1);
+  const Matrix first = table.select(features, origin, 0, std::min(kBlock, table.values.rows()));
+  if (first.rows() == table.values.rows()) return score(first, threads);
+  Eigen::VectorXd scores(table.values.rows());
+  scores.head(first.rows()) = score(first, threads);
+  for (Eigen::Index begin = first.rows(); begin < table.values.rows(); begin += kBlock) {
+    const Eigen::Index rows = std::min(kBlock, table.values.rows() - begin);
+    scores.segment(begin, rows) = score(table.select(features, origin, begin, rows), threads);
+  }
+  return scores;
 }
 
 Matrix Reranker::contributions(const Matrix& features_matrix, int threads) const {

@@ -152,4 +152,11 @@ TEST_CASE("features do not change when a vector space scores on another scale", 
       if (evidence.csls[a] == evidence.csls[b]) CHECK(qa == qb);
     }
   }
+  // The bundled model reads this table; scored in blocks of 7 rows (a last block of 3), the scores are the same.
+  const Reranker model = bundled_reranker(false);
+  const Eigen::VectorXd whole = model.score(table, "bundled", 1);
+  const Eigen::VectorXd blocks = model.score(table, "bundled", 2, 7);
+  REQUIRE(blocks.size() == static_cast<Eigen::Index>(n));
+  CHECK((whole - blocks).cwiseAbs().maxCoeff() == 0.0);
+  CHECK(whole.maxCoeff() > whole.minCoeff());
 }

@@ -9,7 +9,10 @@
 
 namespace termalign {
 
-// Fills evidence.one_to_one, translated_share and edge_agreement for every candidate:
+// Fills evidence.word_alignment, one_to_one, translated_share and edge_agreement for every candidate, from the
+// mapped vectors of the distinct words of the candidates' terms (each word once, lower-cased):
+// - word_alignment: each word's best cosine among the other term's words, averaged over each term's words with a
+//   vector, the two directions averaged (0 when a term has no word with a vector);
 // - one_to_one: the words of the two terms matched one to one, greedily by mapped cosine, the sum of the matched
 //   cosines over the larger word count (a word left over counts 0);
 // - translated_share: the share of the two terms' words that have a translation among the other term's words, a

@@ -37,6 +37,9 @@ struct FeatureTable {
   Matrix values;
   // The columns named `wanted`, in that order; an input error naming `origin` (a model file) when one is missing.
   Matrix select(const std::vector<std::string>& wanted, const std::string& origin) const;
+  // The same for `rows` rows from `first`.
+  Matrix select(const std::vector<std::string>& wanted, const std::string& origin, Eigen::Index first,
+                Eigen::Index rows) const;
   bool has(const std::string& name) const;
 };
 
@@ -67,7 +70,10 @@ struct Reranker {
   // `features_matrix` holds this model's columns in its order.
   Eigen::VectorXd score(const Matrix& features_matrix, int threads = 0) const;
   // The same over a table, whose columns are chosen by name (`origin` names the model in errors).
-  Eigen::VectorXd score(const FeatureTable& table, const std::string& origin, int threads = 0) const;
+  // Scored in blocks of `block_rows` rows (the model's columns selected per block): the same scores, without
+  // copies of all rows' columns.
+  Eigen::VectorXd score(const FeatureTable& table, const std::string& origin, int threads = 0,
+                        Eigen::Index block_rows = Eigen::Index(1) << 18) const;
   // Each row's contribution of each feature to its score (the last column: the bias); for trees, XGBoost's SHAP
   // values. Rows sum to the score.
   Matrix contributions(const Matrix& features_matrix, int threads = 0) const;
