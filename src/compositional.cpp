@@ -1,7 +1,6 @@
 #include "termalign/compositional.h"
 
 #include <algorithm>
-#include <cmath>
 #include <limits>
 #include <tuple>
 #include <unordered_set>
@@ -110,15 +109,15 @@ float soft_alignment(const std::vector<std::uint32_t>& a, const std::vector<std:
     source_best[x] = std::max(source_best[x], similarity);
     target_best[y] = std::max(target_best[y], similarity);
   }
+  // A pair with vectors on both sides fills one entry of each list, so both lists are empty or neither is.
   const auto mean_kept = [lowest](const std::vector<float>& best) {
     float sum = 0;
     std::size_t count = 0;
     for (const float value : best)
       if (value != lowest) sum += value, ++count;
-    return count > 0 ? sum / static_cast<float>(count) : std::numeric_limits<float>::quiet_NaN();
+    return count > 0 ? sum / static_cast<float>(count) : 0.0f;
   };
-  const float forward = mean_kept(source_best), backward = mean_kept(target_best);
-  return std::isnan(forward) || std::isnan(backward) ? 0.0f : 0.5f * (forward + backward);
+  return 0.5f * (mean_kept(source_best) + mean_kept(target_best));
 }
 
 }  // namespace

@@ -310,15 +310,15 @@ Eigen::VectorXd Reranker::score(const FeatureTable& table, const std::string& or
                                 Eigen::Index block_rows) const {
   // In blocks of rows: the model's columns of millions of candidates, and XGBoost's own copy of them, would each
   // take as much memory as the table.
-  const Eigen::Index kBlock = std::max<Eigen::Index>(block_rows, 1);
-  const Matrix first = table.select(features, origin, 0, std::min(kBlock, table.values.rows()));
-  if (first.rows() == table.values.rows()) return score(first, threads);
-  Eigen::VectorXd scores(table.values.rows());
-  scores.head(first.rows()) = score(first, threads);
-  for (Eigen::Index begin = first.rows(); begin < table.values.rows(); begin += kBlock) {
-    const Eigen::Index rows = std::min(kBlock, table.values.rows() - begin);
+  // At least one block, so that an empty table still checks the model's columns.
+  const Eigen::Index n = table.values.rows(), block = std::max<Eigen::Index>(block_rows, 1);
+  Eigen::VectorXd scores(n);
+  Eigen::Index begin = 0;
+  do {
+    const Eigen::Index rows = std::min(block, n - begin);
     scores.segment(begin, rows) = score(table.select(features, origin, begin, rows), threads);
-  }
+    begin += rows;
+  } while (begin < n);
   return scores;
 }
 
