@@ -8,8 +8,6 @@
 #include <limits>
 #include <memory>
 #include <numeric>
-#include <unordered_map>
-#include <unordered_set>
 
 #include "detail/align_steps.h"
 #include "detail/compose_alongside.h"
@@ -216,8 +214,44 @@ bool uses_orthography(const AlignConfig& config) {
   return config.orthography.weight > 0 || config.orthography.candidates > 0;
 }
 
-std::uint64_t pair_key(std::uint32_t source, std::uint32_t target) {
-  return (static_cast<std::uint64_t>(source) << 32) | target;
+// The candidates grouped by source row (a counting sort, stable): source s's candidates are the indices
+// order[offset[s]] .. order[offset[s + 1] - 1], in candidate order. Finding a pair scans its source's few
+// candidates, where a hash set of millions of pairs would cost seconds and a few hundred megabytes at scale.
+class CandidatesBySource {
+ public:
+  CandidatesBySource(const std::vector<Candidate>& candidates, std::size_t sources)
+      : candidates_(candidates), offset_(sources + 1, 0), order_(candidates.size()) {
+    for (const Candidate& candidate : candidates) ++offset_[candidate.source + 1];
+    std::partial_sum(offset_.begin(), offset_.end(), offset_.begin());
+    std::vector<std::size_t> next(offset_.begin(), offset_.end() - 1);
+    for (std::size_t i = 0; i < candidates.size(); ++i) order_[next[candidates[i].source]++] = i;
+  }
+
+  // The index of the candidate (source, target), or npos.
+  std::size_t find(std::uint32_t source, std::uint32_t target) const {
+    for (std::size_t k = offset_[source]; k < offset_[source + 1]; ++k)
+      if (candidates_[order_[k]].target == target) return order_[k];
+    return npos;
+  }
+
+  static constexpr std::size_t npos = static_cast<std::size_t>(-1);
+
+ private:
+  const std::vector<Candidate>& candidates_;
+  std::vector<std::size_t> offset_, order_;
+};
+
+// Where each of `pairs` is among `candidates` (CandidatesBySource::npos: not there), looked up on the threads.
+std::vector<std::size_t> find_candidates(const std::vector<Candidate>& pairs, const std::vector<Candidate>& candidates,
+                                         std::size_t sources, int threads) {
+  const CandidatesBySource index(candidates, sources);
+  std::vector<std::size_t> found(pairs.size());
+  constexpr std::size_t kBlock = 65536;
+  parallel_for((pairs.size() + kBlock - 1) / kBlock, threads, [&](std::size_t block) {
+    for (std::size_t i = block * kBlock; i < std::min(pairs.size(), (block + 1) * kBlock); ++i)
+      found[i] = index.find(pairs[i].source, pairs[i].target);
+  });
+  return found;
 }
 
 // Each target's m best sources by CSLS (the same scores, transposed), by a second pass over the similarities: the
@@ -238,21 +272,27 @@ std::vector<Candidate> reverse_lists_by_second_pass(const ComposedTerms& X, cons
 }
 
 // Adds the pairs of the targets' lists (grouped by target, each group best first) not yet among the candidates,
-// and returns the rank (1 = best) of every listed pair among its target's sources.
-std::unordered_map<std::uint64_t, float> add_reverse_candidates(const std::vector<Candidate>& reverse,
-                                                                std::vector<Candidate>& candidates) {
-  std::unordered_set<std::uint64_t> present;
-  for (const auto& candidate : candidates) present.insert(pair_key(candidate.source, candidate.target));
-  std::unordered_map<std::uint64_t, float> rank;
+// and returns, for every candidate, the rank (1 = best) of its source among its target's listed sources (0: not
+// listed). `sources`: the rows of X.
+std::vector<float> add_reverse_candidates(const std::vector<Candidate>& reverse, std::vector<Candidate>& candidates,
+                                          std::size_t sources, int threads) {
+  const std::vector<std::size_t> found = find_candidates(reverse, candidates, sources, threads);
+  std::vector<float> rank(candidates.size(), 0.0f);
   std::size_t added = 0;
   float position = 0;
-  for (std::size_t i = 0; i < reverse.size(); ++i) {
+  for (std::size_t i = 0, group = 0; i < reverse.size(); ++i) {
     const Candidate& pair = reverse[i];
-    position = i == 0 || reverse[i - 1].target != pair.target ? 1.0f : position + 1;
-    const std::uint64_t key = pair_key(pair.source, pair.target);
-    rank[key] = position;
-    if (present.insert(key).second) {
+    if (i == 0 || reverse[i - 1].target != pair.target) group = i;
+    position = i == group ? 1.0f : position + 1;
+    // A target lists each source once; a repeat (which would be a bug upstream) keeps its first rank.
+    bool repeated = false;
+    for (std::size_t j = group; j < i && !repeated; ++j) repeated = reverse[j].source == pair.source;
+    if (repeated) continue;
+    if (found[i] != CandidatesBySource::npos) {
+      rank[found[i]] = position;
+    } else {
       candidates.push_back(pair);
+      rank.push_back(position);
       ++added;
     }
   }
@@ -308,12 +348,12 @@ void add_orthographic_candidates(const ComposedTerms& X, const ComposedTerms& Z,
   }
   if (group.size() > 1) found = group.gather(found);
   if (!group.is_root()) return;
-  std::unordered_set<std::uint64_t> present;
-  for (const auto& candidate : candidates) present.insert(pair_key(candidate.source, candidate.target));
+  // Each source's closest spellings are distinct targets: only the candidates before them can repeat them.
+  const std::vector<std::size_t> present = find_candidates(found, candidates, X.term_ids.size(), threads);
   std::size_t added = 0;
-  for (const Candidate& candidate : found) {
-    if (!present.insert(pair_key(candidate.source, candidate.target)).second) continue;
-    candidates.push_back(candidate);
+  for (std::size_t i = 0; i < found.size(); ++i) {
+    if (present[i] != CandidatesBySource::npos) continue;
+    candidates.push_back(found[i]);
     ++added;
   }
   logger().info("{} orthographic candidates added", added);
@@ -340,6 +380,7 @@ void add_term_evidence(const Spellings& source, const Spellings& target, int thr
   evidence.source_length.resize(n);
   evidence.target_length.resize(n);
   constexpr std::size_t kBlock = 4096;
+  Progress progress("spelling evidence, candidates", n);
   parallel_for((n + kBlock - 1) / kBlock, threads, [&](std::size_t block) {
     for (std::size_t i = block * kBlock; i < std::min(n, (block + 1) * kBlock); ++i) {
       const std::uint32_t s = evidence.source[i], t = evidence.target[i];
@@ -350,7 +391,9 @@ void add_term_evidence(const Spellings& source, const Spellings& target, int thr
       evidence.source_length[i] = static_cast<std::uint16_t>(std::min<std::size_t>(source.latin[s].size(), 65535));
       evidence.target_length[i] = static_cast<std::uint16_t>(std::min<std::size_t>(target.latin[t].size(), 65535));
     }
+    progress.advance(std::min(n, (block + 1) * kBlock) - block * kBlock);
   });
+  progress.finish();
 }
 
 // The inputs checked against the loaded vectors (sanity.h); with `--seed identical`, the seed made from them.
@@ -557,7 +600,8 @@ class PipelineRun {
     tiles_.rows = config_.scoring.tile_rows;
     tiles_.cols = config_.scoring.tile_cols;
     tiles_.threads = threads_;
-    guard_scoring_memory(X_.vectors, Z_.vectors, config_, tiles_);  // smaller tiles, or a resources error (exit 5)
+    // Smaller tiles, or a resources error (exit 5).
+    guard_scoring_memory(X_.vectors, Z_.vectors, config_, tiles_, full_evidence_ ? config_.ranking.top_m : 0);
     result_.cap = submission_cap(result_.source_terms.size(), result_.target_terms.size());
     if (config_.ranking.cap > 0) result_.cap = std::min(result_.cap, config_.ranking.cap);
     stats_.cap = result_.cap;
@@ -591,7 +635,8 @@ class PipelineRun {
     if (full_evidence_ && selection_.top_m > 0) {
       if (!has_reverse_)
         reverse_ = reverse_lists_by_second_pass(X_, Z_, means_, selection_.top_m, tiles_, group_);
-      if (group_.is_root()) reverse_rank_ = add_reverse_candidates(reverse_, candidates_);
+      if (group_.is_root())
+        reverse_rank_ = add_reverse_candidates(reverse_, candidates_, X_.term_ids.size(), threads_);
       reverse_ = {};
     }
     if (orthographic_) {
@@ -608,22 +653,21 @@ class PipelineRun {
   CandidateSet collect_evidence() {
     keep_neighbourhood_means(X_, Z_, means_, result_);
     CandidateEvidence& evidence = result_.evidence;
-    for (const Candidate& candidate : candidates_) {
+    for (std::size_t i = 0; i < candidates_.size(); ++i) {
+      const Candidate& candidate = candidates_[i];
       evidence.source.push_back(X_.term_ids[candidate.source]);
       evidence.target.push_back(Z_.term_ids[candidate.target]);
       evidence.csls.push_back(candidate.score);
       evidence.cosine.push_back(candidate.cosine);
-      if (full_evidence_) {
-        const auto found = reverse_rank_.find(pair_key(candidate.source, candidate.target));
-        evidence.reverse_rank.push_back(found == reverse_rank_.end() ? 0.0f : found->second);
-      }
+      // The orthographic candidates came after the targets' lists: not in them.
+      if (full_evidence_) evidence.reverse_rank.push_back(i < reverse_rank_.size() ? reverse_rank_[i] : 0.0f);
     }
     // What the rest of the evidence does not need goes first: at 130k x 290k terms the term vectors alone are half
     // a gigabyte, and the candidates and their target ranks a few hundred megabytes more.
     X_.vectors = Matrix();
     Z_.vectors = Matrix();
     candidates_ = std::vector<Candidate>();
-    reverse_rank_ = std::unordered_map<std::uint64_t, float>();
+    reverse_rank_ = std::vector<float>();
     if (orthographic_) add_term_evidence(source_spellings_, target_spellings_, threads_, evidence);
     if (full_evidence_) {
       // The word vectors are kept for the full evidence (release_for_scoring).
@@ -694,7 +738,7 @@ class PipelineRun {
   std::vector<Candidate> candidates_;
   bool has_reverse_ = false;
   std::vector<Candidate> reverse_;  // the targets' lists of their best sources (full evidence)
-  std::unordered_map<std::uint64_t, float> reverse_rank_;
+  std::vector<float> reverse_rank_;  // by candidate: its source's rank among its target's best sources
   Spellings source_spellings_, target_spellings_;
 };
 

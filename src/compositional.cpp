@@ -3,11 +3,13 @@
 #include <algorithm>
 #include <limits>
 #include <tuple>
-#include <unordered_set>
+#include <numeric>
+#include <unordered_map>
 #include <utility>
 #include <vector>
 
 #include "termalign/io.h"
+#include "termalign/logging.h"
 #include "termalign/parallel.h"
 #include "termalign/word_translation.h"
 
@@ -19,18 +21,20 @@ namespace {
 struct SideWords {
   std::vector<std::string> words;
   std::unordered_map<std::string, std::uint32_t> ids;
-  std::unordered_map<std::uint32_t, std::vector<std::uint32_t>> terms;  // term id -> word ids, in order
+  std::vector<std::vector<std::uint32_t>> terms;  // by term id: its word ids, in order (empty: not a candidate's)
 };
 
 SideWords side_words(const TermList& list, const std::vector<std::uint32_t>& term_ids) {
   SideWords side;
+  side.terms.resize(list.size());
+  std::vector<char> seen(list.size(), 0);
   for (const std::uint32_t term : term_ids) {
-    auto [entry, inserted] = side.terms.try_emplace(term);
-    if (!inserted) continue;
+    if (seen[term]) continue;
+    seen[term] = 1;
     for (const std::string& word : split_words(to_lower(list.terms[term]))) {
       const auto [found, added] = side.ids.try_emplace(word, static_cast<std::uint32_t>(side.words.size()));
       if (added) side.words.push_back(word);
-      entry->second.push_back(found->second);
+      side.terms[term].push_back(found->second);
     }
   }
   return side;
@@ -40,57 +44,87 @@ std::uint64_t word_pair(std::uint32_t source, std::uint32_t target) {
   return (static_cast<std::uint64_t>(source) << 32) | target;
 }
 
-constexpr std::size_t kNearest = 1;
-
-// Each word's kNearest nearest words by mapped cosine (ties by id) among the words of the other side that it
-// meets in candidates (the words of the terms paired with its terms), as word pairs (source, target), for both
-// sides. The candidates are each term's nearest terms already, so these are the plausible translations; a search
-// over the whole other vocabulary would cost a product of the two vocabularies (tens of thousands of words each
-// at 20k terms: seconds) for the few pairs the candidates can use.
-std::unordered_set<std::uint64_t> nearest_met_words(const SideWords& source_side, const SideWords& target_side,
-                                                    const WordVectors& source_vectors,
-                                                    const WordVectors& target_vectors,
-                                                    const CandidateEvidence& evidence, int threads) {
-  // met[side][word]: the other side's words it meets (then sorted, unique).
-  std::vector<std::vector<std::uint32_t>> met_by_source(source_side.words.size()),
-      met_by_target(target_side.words.size());
-  for (std::size_t i = 0; i < evidence.size(); ++i) {
-    const std::vector<std::uint32_t>& a = source_side.terms.at(evidence.source[i]);
-    const std::vector<std::uint32_t>& b = target_side.terms.at(evidence.target[i]);
-    for (const std::uint32_t x : a)
-      if (source_vectors.usable[x]) met_by_source[x].insert(met_by_source[x].end(), b.begin(), b.end());
-    for (const std::uint32_t y : b)
-      if (target_vectors.usable[y]) met_by_target[y].insert(met_by_target[y].end(), a.begin(), a.end());
+// A set of word pairs (source, target) grouped by source word: each lookup scans the source word's few pairs.
+class WordPairs {
+ public:
+  WordPairs(std::vector<std::uint64_t> pairs, std::size_t source_words)
+      : pairs_(std::move(pairs)), offset_(source_words + 1, 0) {
+    std::sort(pairs_.begin(), pairs_.end());
+    pairs_.erase(std::unique(pairs_.begin(), pairs_.end()), pairs_.end());
+    for (const std::uint64_t pair : pairs_) ++offset_[(pair >> 32) + 1];
+    std::partial_sum(offset_.begin(), offset_.end(), offset_.begin());
   }
-  // One side's words against what they met: their nearest, as pairs oriented (source, target).
-  const auto nearest = [threads](std::vector<std::vector<std::uint32_t>>& met, const WordVectors& from,
-                                 const WordVectors& to, bool from_source) {
-    std::vector<std::vector<std::uint64_t>> pairs(met.size());
-    parallel_for(met.size(), threads, [&](std::size_t word) {
-      std::vector<std::uint32_t>& others = met[word];
-      std::sort(others.begin(), others.end());
-      others.erase(std::unique(others.begin(), others.end()), others.end());
-      others.erase(std::remove_if(others.begin(), others.end(), [&](std::uint32_t w) { return !to.usable[w]; }),
-                   others.end());
-      std::vector<std::pair<float, std::uint32_t>> scored;
-      scored.reserve(others.size());
-      const auto row = from.vectors.row(static_cast<Eigen::Index>(word));
-      for (const std::uint32_t w : others) scored.emplace_back(-row.dot(to.vectors.row(w)), w);
-      const std::size_t kept = std::min(kNearest, scored.size());
-      std::partial_sort(scored.begin(), scored.begin() + static_cast<std::ptrdiff_t>(kept), scored.end());
-      for (std::size_t r = 0; r < kept; ++r) {
-        const auto self = static_cast<std::uint32_t>(word);
-        pairs[word].push_back(from_source ? word_pair(self, scored[r].second) : word_pair(scored[r].second, self));
-      }
-      others = {};
-    });
-    return pairs;
+  bool contains(std::uint32_t source, std::uint32_t target) const {
+    const std::uint64_t wanted = word_pair(source, target);
+    for (std::size_t i = offset_[source]; i < offset_[source + 1]; ++i)
+      if (pairs_[i] == wanted) return true;
+    return false;
+  }
+
+ private:
+  std::vector<std::uint64_t> pairs_;  // sorted, unique
+  std::vector<std::size_t> offset_;   // by source word: its first pair
+};
+
+// Each word's nearest word by mapped cosine (ties by id) among the words of the other side that it meets in
+// candidates (the words of the terms paired with its terms), as word pairs (source, target), for both sides. The
+// candidates are each term's nearest terms already, so these are the plausible translations; a search over the
+// whole other vocabulary would cost a product of the two vocabularies (tens of thousands of words each at 20k
+// terms: seconds) for the few pairs the candidates can use. One pass over the candidates' word pairs, each thread
+// keeping its own best per word, then merged by the same order: the result does not depend on the threads.
+std::vector<std::uint64_t> nearest_met_words(const SideWords& source_side, const SideWords& target_side,
+                                             const WordVectors& source_vectors, const WordVectors& target_vectors,
+                                             const CandidateEvidence& evidence, int threads) {
+  struct Nearest {
+    float cosine = -std::numeric_limits<float>::infinity();
+    std::uint32_t word = std::numeric_limits<std::uint32_t>::max();  // none yet
+    void offer(float c, std::uint32_t w) {
+      if (c > cosine || (c == cosine && w < word)) cosine = c, word = w;
+    }
   };
-  std::unordered_set<std::uint64_t> translated;
-  for (const auto& word_pairs : nearest(met_by_source, source_vectors, target_vectors, true))
-    translated.insert(word_pairs.begin(), word_pairs.end());
-  for (const auto& word_pairs : nearest(met_by_target, target_vectors, source_vectors, false))
-    translated.insert(word_pairs.begin(), word_pairs.end());
+  struct Best {
+    std::vector<Nearest> source, target;  // by source word: its nearest target word; by target word: source word
+  };
+  const int thread_count = resolve_threads(threads);
+  std::vector<Best> per_thread(static_cast<std::size_t>(thread_count));
+  const std::size_t n = evidence.size();
+  constexpr std::size_t kBlock = 4096;
+  parallel_for((n + kBlock - 1) / kBlock, thread_count, [&](std::size_t block) {
+    Best& best = per_thread[static_cast<std::size_t>(current_thread())];
+    if (best.source.empty()) {
+      best.source.resize(source_side.words.size());
+      best.target.resize(target_side.words.size());
+    }
+    for (std::size_t i = block * kBlock; i < std::min(n, (block + 1) * kBlock); ++i) {
+      const std::vector<std::uint32_t>& a = source_side.terms[evidence.source[i]];
+      const std::vector<std::uint32_t>& b = target_side.terms[evidence.target[i]];
+      for (const std::uint32_t x : a) {
+        if (!source_vectors.usable[x]) continue;
+        const auto row = source_vectors.vectors.row(x);
+        for (const std::uint32_t y : b) {
+          if (!target_vectors.usable[y]) continue;
+          const float cosine = row.dot(target_vectors.vectors.row(y));
+          best.source[x].offer(cosine, y);
+          best.target[y].offer(cosine, x);
+        }
+      }
+    }
+  });
+  std::vector<std::uint64_t> translated;
+  const auto collect = [&](std::size_t words, bool from_source) {
+    for (std::size_t word = 0; word < words; ++word) {
+      Nearest nearest;
+      for (const Best& best : per_thread) {
+        const std::vector<Nearest>& side = from_source ? best.source : best.target;
+        if (!side.empty()) nearest.offer(side[word].cosine, side[word].word);
+      }
+      if (nearest.word == std::numeric_limits<std::uint32_t>::max()) continue;
+      const auto self = static_cast<std::uint32_t>(word);
+      translated.push_back(from_source ? word_pair(self, nearest.word) : word_pair(nearest.word, self));
+    }
+  };
+  collect(source_side.words.size(), true);
+  collect(target_side.words.size(), false);
   return translated;
 }
 
@@ -128,22 +162,22 @@ void add_compositional_evidence(const TermList& source_terms, const TermList& ta
   const SideWords source_side = side_words(source_terms, evidence.source);
   const SideWords target_side = side_words(target_terms, evidence.target);
   WordVectors source_vectors, target_vectors;
-  run_both([&] { source_vectors = mapped_word_vectors(source_side.words, source, mapping.source_transform, 1); },
-           [&] { target_vectors = mapped_word_vectors(target_side.words, target, mapping.target_transform, 1); },
-           threads);
+  source_vectors = mapped_word_vectors(source_side.words, source, mapping.source_transform, threads);
+  target_vectors = mapped_word_vectors(target_side.words, target, mapping.target_transform, threads);
 
   // Translated word pairs: the seed's, and each word's nearest word (mapped cosine) among the words it meets in
   // candidates, in either direction.
-  std::unordered_set<std::uint64_t> translated =
+  std::vector<std::uint64_t> translated_pairs =
       nearest_met_words(source_side, target_side, source_vectors, target_vectors, evidence, threads);
   for (const auto& [word, targets] : seed_translations(seed, false)) {
     const auto s = source_side.ids.find(word);
     if (s == source_side.ids.end()) continue;
     for (const std::string& target_word : targets) {
       const auto t = target_side.ids.find(target_word);
-      if (t != target_side.ids.end()) translated.insert(word_pair(s->second, t->second));
+      if (t != target_side.ids.end()) translated_pairs.push_back(word_pair(s->second, t->second));
     }
   }
+  const WordPairs translated(std::move(translated_pairs), source_side.words.size());
 
   const std::size_t n = evidence.size();
   evidence.one_to_one.assign(n, 0.0f);
@@ -151,13 +185,14 @@ void add_compositional_evidence(const TermList& source_terms, const TermList& ta
   evidence.edge_agreement.assign(n, 0.0f);
   evidence.word_alignment.assign(n, 0.0f);
   constexpr std::size_t kBlock = 1024;
+  Progress progress("word-level evidence, candidates", n);
   parallel_for((n + kBlock - 1) / kBlock, threads, [&](std::size_t block) {
     std::vector<std::uint8_t> source_used, target_used;
     std::vector<std::tuple<float, std::size_t, std::size_t>> pairs;
     std::vector<float> source_best, target_best;
     for (std::size_t i = block * kBlock; i < std::min(n, (block + 1) * kBlock); ++i) {
-      const std::vector<std::uint32_t>& a = source_side.terms.at(evidence.source[i]);
-      const std::vector<std::uint32_t>& b = target_side.terms.at(evidence.target[i]);
+      const std::vector<std::uint32_t>& a = source_side.terms[evidence.source[i]];
+      const std::vector<std::uint32_t>& b = target_side.terms[evidence.target[i]];
       if (a.empty() || b.empty()) continue;
       pairs.clear();
       for (std::size_t x = 0; x < a.size(); ++x)
@@ -181,18 +216,20 @@ void add_compositional_evidence(const TermList& source_terms, const TermList& ta
       std::size_t with_translation = 0;
       for (const std::uint32_t x : a)
         with_translation +=
-            std::any_of(b.begin(), b.end(), [&](std::uint32_t y) { return translated.count(word_pair(x, y)); });
+            std::any_of(b.begin(), b.end(), [&](std::uint32_t y) { return translated.contains(x, y); });
       for (const std::uint32_t y : b)
         with_translation +=
-            std::any_of(a.begin(), a.end(), [&](std::uint32_t x) { return translated.count(word_pair(x, y)); });
+            std::any_of(a.begin(), a.end(), [&](std::uint32_t x) { return translated.contains(x, y); });
       evidence.translated_share[i] =
           static_cast<float>(with_translation) / static_cast<float>(a.size() + b.size());
       bool edge = false;
       for (const std::uint32_t x : {a.front(), a.back()})
-        for (const std::uint32_t y : {b.front(), b.back()}) edge = edge || translated.count(word_pair(x, y));
+        for (const std::uint32_t y : {b.front(), b.back()}) edge = edge || translated.contains(x, y);
       evidence.edge_agreement[i] = edge ? 1.0f : 0.0f;
     }
+    progress.advance(std::min(n, (block + 1) * kBlock) - block * kBlock);
   });
+  progress.finish();
 }
 
 }  // namespace termalign

@@ -5,6 +5,10 @@
 #include <cctype>
 #include <cmath>
 #include <cstdio>
+#include <cstring>
+#include <functional>
+#include <iterator>
+#include <memory>
 #include <numeric>
 #include <sstream>
 #include <unordered_map>
@@ -14,6 +18,7 @@
 #include "termalign/error.h"
 #include "termalign/io.h"
 #include "termalign/logging.h"
+#include "termalign/parallel.h"
 
 namespace termalign {
 
@@ -22,34 +27,52 @@ namespace {
 constexpr const char* kLogisticHeader = "termalign-reranker 1";
 constexpr const char* kTreesHeader = "termalign-reranker-trees 1";
 
-// For each candidate: its 1-based rank by `values` (descending; ties by candidate order) within its group, and the
-// group's best and second-best values.
+// The blocks of rows that a table of `rows` rows is filled in, on the threads.
+constexpr std::size_t kRowBlock = 65536;
+
+void for_row_blocks(std::size_t rows, int threads, const std::function<void(std::size_t, std::size_t)>& body) {
+  parallel_for((rows + kRowBlock - 1) / kRowBlock, threads,
+               [&](std::size_t block) { body(block * kRowBlock, std::min(rows, (block + 1) * kRowBlock)); });
+}
+
+// Each candidate's 1-based rank by `values` (descending; ties by candidate order) within its group, and each
+// group's best and second-best values (by group id; the second is the best in a group of one).
 struct GroupStats {
-  std::vector<float> rank, best, second;
+  const std::vector<std::uint32_t>* group = nullptr;
+  std::vector<float> rank;          // by candidate
+  std::vector<float> best, second;  // by group id
+  float best_of(std::size_t i) const { return best[(*group)[i]]; }
+  float second_of(std::size_t i) const { return second[(*group)[i]]; }
 };
 
-GroupStats group_stats(const std::vector<std::uint32_t>& group, const std::vector<float>& values) {
+// The candidates by group (a stable counting sort), then each group's few by value: linear in the candidates,
+// where one comparison sort of millions of indices took seconds.
+GroupStats group_stats(const std::vector<std::uint32_t>& group, const std::vector<float>& values, int threads) {
   const std::size_t n = group.size();
-  std::vector<std::size_t> order(n);
-  std::iota(order.begin(), order.end(), 0);
-  std::sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) {
-    if (group[a] != group[b]) return group[a] < group[b];
-    if (values[a] != values[b]) return values[a] > values[b];
-    return a < b;
-  });
-  GroupStats stats{std::vector<float>(n), std::vector<float>(n), std::vector<float>(n)};
-  for (std::size_t begin = 0; begin < n;) {
-    std::size_t end = begin;
-    while (end < n && group[order[end]] == group[order[begin]]) ++end;
-    const float best = values[order[begin]];
-    const float second = end - begin > 1 ? values[order[begin + 1]] : best;
-    for (std::size_t i = begin; i < end; ++i) {
-      stats.rank[order[i]] = static_cast<float>(i - begin + 1);
-      stats.best[order[i]] = best;
-      stats.second[order[i]] = second;
-    }
-    begin = end;
+  const std::size_t groups = n ? std::size_t{*std::max_element(group.begin(), group.end())} + 1 : 0;
+  std::vector<std::size_t> offset(groups + 1, 0);
+  for (const std::uint32_t g : group) ++offset[g + 1];
+  std::partial_sum(offset.begin(), offset.end(), offset.begin());
+  std::vector<std::uint32_t> order(n);
+  {
+    std::vector<std::size_t> next(offset.begin(), offset.end() - 1);
+    for (std::size_t i = 0; i < n; ++i) order[next[group[i]]++] = static_cast<std::uint32_t>(i);
   }
+  GroupStats stats{&group, std::vector<float>(n), std::vector<float>(groups), std::vector<float>(groups)};
+  constexpr std::size_t kGroupBlock = 16384;
+  parallel_for((groups + kGroupBlock - 1) / kGroupBlock, threads, [&](std::size_t block) {
+    for (std::size_t g = block * kGroupBlock; g < std::min(groups, (block + 1) * kGroupBlock); ++g) {
+      const auto begin = order.begin() + static_cast<std::ptrdiff_t>(offset[g]);
+      const auto end = order.begin() + static_cast<std::ptrdiff_t>(offset[g + 1]);
+      if (begin == end) continue;
+      std::sort(begin, end, [&](std::uint32_t x, std::uint32_t y) {
+        return values[x] != values[y] ? values[x] > values[y] : x < y;
+      });
+      stats.best[g] = values[*begin];
+      stats.second[g] = end - begin > 1 ? values[*(begin + 1)] : stats.best[g];
+      for (auto it = begin; it != end; ++it) stats.rank[*it] = static_cast<float>(it - begin + 1);
+    }
+  });
   return stats;
 }
 
@@ -82,70 +105,109 @@ struct RunScale {
   float spread = 1;             // the interquartile range (1 when it is 0)
 };
 
-RunScale run_scale(const std::vector<float>& values) {
+// A float's bits as an unsigned integer in the float's order (-0 as +0, so that they tie as the floats do).
+std::uint32_t ordered_bits(float value) {
+  if (value == 0) value = 0;
+  std::uint32_t bits;
+  std::memcpy(&bits, &value, sizeof bits);
+  return bits & 0x80000000u ? ~bits : bits | 0x80000000u;
+}
+
+RunScale run_scale(const std::vector<float>& values, int threads) {
   const std::size_t n = values.size();
   RunScale scale;
   scale.quantile.assign(n, 0.0f);
   if (n < 2) return scale;
-  std::vector<std::uint32_t> order(n);
-  std::iota(order.begin(), order.end(), 0u);
-  std::sort(order.begin(), order.end(), [&](std::uint32_t a, std::uint32_t b) {
-    return values[a] != values[b] ? values[a] < values[b] : a < b;
-  });
+  // Ascending value, ties by index: one sort of 64-bit keys (value's bits, index), in halves on two threads.
+  std::vector<std::uint64_t> keys(n);
+  for (std::size_t i = 0; i < n; ++i) keys[i] = std::uint64_t{ordered_bits(values[i])} << 32 | i;
+  const auto middle = keys.begin() + static_cast<std::ptrdiff_t>(n / 2);
+  run_both([&] { std::sort(keys.begin(), middle); }, [&] { std::sort(middle, keys.end()); }, threads);
+  std::inplace_merge(keys.begin(), middle, keys.end());
+  const auto at = [&](std::size_t position) { return static_cast<std::uint32_t>(keys[position]); };
   const double last = static_cast<double>(n - 1);
   for (std::size_t begin = 0; begin < n;) {
     std::size_t end = begin;
-    while (end < n && values[order[end]] == values[order[begin]]) ++end;
+    while (end < n && values[at(end)] == values[at(begin)]) ++end;
     const float q = static_cast<float>(0.5 * static_cast<double>(begin + end - 1) / last);
-    for (std::size_t i = begin; i < end; ++i) scale.quantile[order[i]] = q;
+    for (std::size_t i = begin; i < end; ++i) scale.quantile[at(i)] = q;
     begin = end;
   }
-  const float iqr = values[order[(3 * (n - 1)) / 4]] - values[order[(n - 1) / 4]];
+  const float iqr = values[at((3 * (n - 1)) / 4)] - values[at((n - 1) / 4)];
   scale.spread = iqr > 0 ? iqr : 1.0f;
   return scale;
 }
 
-// Columns added one candidate at a time.
+// The table's columns, given by functions that fill a block of rows of one column or of a few adjacent ones;
+// any range of rows is filled in blocks on the threads, straight into its table (no column is held beside it).
 class TableBuilder {
  public:
-  explicit TableBuilder(std::size_t rows) : rows_(rows) {}
-  void add(const std::string& name, std::vector<float> column) {
-    names_.push_back(name);
-    columns_.push_back(std::move(column));
+  // Fills rows [first, end) of its columns; row i's first column at out[(i - first) * stride], the next after it.
+  using Fill = std::function<void(std::size_t first, std::size_t end, float* out, std::size_t stride)>;
+
+  TableBuilder(std::size_t rows, int threads) : rows_(rows), threads_(threads) {}
+
+  // Columns named `names`, side by side, filled together.
+  void add(std::vector<std::string> names, Fill fill) {
+    offsets_.push_back(names_.size());
+    names_.insert(names_.end(), names.begin(), names.end());
+    fills_.push_back(std::move(fill));
   }
-  // Each column is freed once copied: the table and the columns are not both held whole.
-  FeatureTable build() {
+  // A column of values by candidate, kept by the builder.
+  void add(const std::string& name, std::vector<float> column) {
+    auto values = std::make_shared<const std::vector<float>>(std::move(column));
+    add_view(name, *values);
+    kept_.push_back(std::move(values));
+  }
+  // A column of values by candidate that outlive the builder (the evidence's).
+  void add_view(const std::string& name, const std::vector<float>& values) {
+    add({name}, [&values](std::size_t first, std::size_t end, float* out, std::size_t stride) {
+      for (std::size_t i = first; i < end; ++i) out[(i - first) * stride] = values[i];
+    });
+  }
+  // A column of a value by candidate, computed as the table is filled.
+  void add_by_row(const std::string& name, std::function<float(std::size_t)> value) {
+    add({name}, [value = std::move(value)](std::size_t first, std::size_t end, float* out, std::size_t stride) {
+      for (std::size_t i = first; i < end; ++i) out[(i - first) * stride] = value(i);
+    });
+  }
+
+  const std::vector<std::string>& names() const { return names_; }
+  std::size_t rows() const { return rows_; }
+
+  // Rows [first, end) of the table.
+  FeatureTable build(std::size_t first, std::size_t end) const {
     FeatureTable table;
-    table.names = std::move(names_);
-    table.values.resize(static_cast<Eigen::Index>(rows_), static_cast<Eigen::Index>(columns_.size()));
-    for (std::size_t j = 0; j < columns_.size(); ++j) {
-      for (std::size_t i = 0; i < rows_; ++i)
-        table.values(static_cast<Eigen::Index>(i), static_cast<Eigen::Index>(j)) = columns_[j][i];
-      columns_[j] = std::vector<float>();
-    }
+    const std::size_t columns = names_.size();
+    table.names = names_;
+    table.values.resize(static_cast<Eigen::Index>(end - first), static_cast<Eigen::Index>(columns));
+    for_row_blocks(end - first, threads_, [&](std::size_t block_first, std::size_t block_end) {
+      for (std::size_t f = 0; f < fills_.size(); ++f)
+        fills_[f](first + block_first, first + block_end,
+                  table.values.data() + block_first * columns + offsets_[f], columns);
+    });
     return table;
   }
 
  private:
   std::size_t rows_;
+  int threads_;
   std::vector<std::string> names_;
-  std::vector<std::vector<float>> columns_;
+  std::vector<std::size_t> offsets_;  // by fill: its first column
+  std::vector<Fill> fills_;
+  std::vector<std::shared_ptr<const std::vector<float>>> kept_;
 };
 
 // A candidate's margin below the best value of its group, and 1 / its rank in the group. With a run scale, the
 // margin is in its spreads (name suffix _s).
 void add_rank_features(TableBuilder& table, const std::string& prefix, const std::vector<std::uint32_t>& group,
-                       const std::vector<float>& values, const std::string& group_name,
+                       const std::vector<float>& values, const std::string& group_name, int threads,
                        const RunScale* scale = nullptr) {
-  const GroupStats stats = group_stats(group, values);
+  auto stats = std::make_shared<const GroupStats>(group_stats(group, values, threads));
   const float spread = scale ? scale->spread : 1.0f;
-  std::vector<float> below(values.size()), rank(values.size());
-  for (std::size_t i = 0; i < values.size(); ++i) {
-    below[i] = (values[i] - stats.best[i]) / spread;
-    rank[i] = 1.0f / stats.rank[i];
-  }
-  table.add(prefix + "_below_" + group_name + "_best" + (scale ? "_s" : ""), std::move(below));
-  table.add(prefix + "_" + group_name + "_rank", std::move(rank));
+  table.add_by_row(prefix + "_below_" + group_name + "_best" + (scale ? "_s" : ""),
+                   [stats, &values, spread](std::size_t i) { return (values[i] - stats->best_of(i)) / spread; });
+  table.add_by_row(prefix + "_" + group_name + "_rank", [stats](std::size_t i) { return 1.0f / stats->rank[i]; });
 }
 
 }  // namespace
@@ -185,90 +247,132 @@ std::string feature_group(const std::string& name) {
   return "base";
 }
 
-FeatureTable candidate_feature_table(const CandidateEvidence& evidence) {
+namespace {
+
+// Every candidate's features: the run-wide statistics (ranks within groups, run quantiles and spreads) computed
+// once, and the table's columns filled from them and the evidence for any range of rows. The evidence must outlive
+// it. Re-ranking fills a block of rows at a time: at 3.5M candidates the whole table is 360 MB.
+class CandidateFeatures {
+ public:
+  CandidateFeatures(const CandidateEvidence& evidence, int threads);
+  CandidateFeatures(const CandidateFeatures&) = delete;
+  CandidateFeatures& operator=(const CandidateFeatures&) = delete;
+
+  const std::vector<std::string>& names() const { return table_.names(); }
+  FeatureTable rows(std::size_t first, std::size_t end) const { return table_.build(first, end); }
+  FeatureTable all() const { return rows(0, table_.rows()); }
+
+ private:
+  TableBuilder table_;
+  GroupStats by_source_, by_target_, ortho_by_source_;
+  RunScale csls_, cosine_, alignment_;
+  std::vector<float> negative_ratio_;
+};
+
+CandidateFeatures::CandidateFeatures(const CandidateEvidence& evidence, int threads)
+    : table_(evidence.size(), threads) {
   const std::size_t n = evidence.size();
-  TableBuilder table(n);
-  {
-    const GroupStats by_source = group_stats(evidence.source, evidence.csls);
-    const GroupStats by_target = group_stats(evidence.target, evidence.csls);
-    const GroupStats ortho_by_source = group_stats(evidence.source, evidence.orthographic);
-    const RunScale csls = run_scale(evidence.csls), cosine = run_scale(evidence.cosine);
-    const RunScale alignment = run_scale(evidence.word_alignment);
-    // Suffixes: _q a quantile among the run's candidates, _s a margin in units of the run's spread (RunScale).
-    static const char* const names[] = {"csls_q",
-                                        "cosine_q",
-                                        "csls_below_source_best_s",
-                                        "csls_below_target_best_s",
-                                        "source_rank",
-                                        "target_rank",
-                                        "csls_above_runner_up_s",
-                                        "orthographic",
-                                        "ortho_below_source_best",
-                                        "identical",
-                                        "word_alignment_q",
-                                        "same_word_count",
-                                        "word_count_difference",
-                                        "log_length_ratio",
-                                        "multi_word_source",
-                                        "reverse_rank",
-                                        "orthographic_if_single_word",
-                                        "word_alignment_if_multi_word_q",
-                                        "csls_if_multi_word_q"};
-    constexpr std::size_t kBase = sizeof names / sizeof names[0];
-    std::vector<std::vector<float>> columns(kBase, std::vector<float>(n));
-    for (std::size_t i = 0; i < n; ++i) {
-      const float value = evidence.csls[i];
-      // Margin over the best competitor of the same source: the runner-up if this is the best, else the best.
-      const float competitor = by_source.rank[i] == 1 ? by_source.second[i] : by_source.best[i];
-      const float words_source = evidence.source_words[i], words_target = evidence.target_words[i];
-      const float length_ratio = std::log((1.0f + evidence.source_length[i]) / (1.0f + evidence.target_length[i]));
-      const float row[] = {csls.quantile[i], cosine.quantile[i], (value - by_source.best[i]) / csls.spread,
-                           (value - by_target.best[i]) / csls.spread, 1.0f / by_source.rank[i],
-                           1.0f / by_target.rank[i], (value - competitor) / csls.spread, evidence.orthographic[i],
-                           evidence.orthographic[i] - ortho_by_source.best[i],
-                           static_cast<float>(evidence.identical[i]), alignment.quantile[i],
-                           words_source == words_target ? 1.0f : 0.0f, std::abs(words_source - words_target),
-                           std::abs(length_ratio), words_source > 1 ? 1.0f : 0.0f,
-                           evidence.reverse_rank[i] > 0 ? 1.0f / evidence.reverse_rank[i] : 0.0f,
-                           // Spelling matters most for single words, word-by-word evidence for multi-word terms.
-                           words_source == 1 ? evidence.orthographic[i] : 0.0f,
-                           words_source > 1 ? alignment.quantile[i] : 0.0f, words_source > 1 ? csls.quantile[i] : 0.0f};
-      static_assert(sizeof row / sizeof row[0] == kBase, "one value per feature name");
-      for (std::size_t j = 0; j < kBase; ++j) columns[j][i] = row[j];
-    }
-    for (std::size_t j = 0; j < kBase; ++j) table.add(names[j], std::move(columns[j]));
-  }
+  TableBuilder& table = table_;
+  // The run-wide statistics, two at a time; the columns are filled from them in blocks of rows.
+  const std::function<void()> statistics[] = {
+      [&] { by_source_ = group_stats(evidence.source, evidence.csls, 1); },
+      [&] { by_target_ = group_stats(evidence.target, evidence.csls, 1); },
+      [&] { ortho_by_source_ = group_stats(evidence.source, evidence.orthographic, 1); },
+      [&] { csls_ = run_scale(evidence.csls, 1); },
+      [&] { cosine_ = run_scale(evidence.cosine, 1); },
+      [&] { alignment_ = run_scale(evidence.word_alignment, 1); }};
+  parallel_for(std::size(statistics), threads, [&](std::size_t task) { statistics[task](); });
+  // Suffixes: _q a quantile among the run's candidates, _s a margin in units of the run's spread (RunScale).
+  static const char* const names[] = {"csls_q",
+                                      "cosine_q",
+                                      "csls_below_source_best_s",
+                                      "csls_below_target_best_s",
+                                      "source_rank",
+                                      "target_rank",
+                                      "csls_above_runner_up_s",
+                                      "orthographic",
+                                      "ortho_below_source_best",
+                                      "identical",
+                                      "word_alignment_q",
+                                      "same_word_count",
+                                      "word_count_difference",
+                                      "log_length_ratio",
+                                      "multi_word_source",
+                                      "reverse_rank",
+                                      "orthographic_if_single_word",
+                                      "word_alignment_if_multi_word_q",
+                                      "csls_if_multi_word_q"};
+  constexpr std::size_t kBase = sizeof names / sizeof names[0];
+  const auto base_row = [this, &evidence](std::size_t i, float* row) {
+    const GroupStats &by_source = by_source_, &by_target = by_target_, &ortho_by_source = ortho_by_source_;
+    const RunScale &csls = csls_, &cosine = cosine_, &alignment = alignment_;
+    const float value = evidence.csls[i];
+    // Margin over the best competitor of the same source: the runner-up if this is the best, else the best.
+    const float competitor = by_source.rank[i] == 1 ? by_source.second_of(i) : by_source.best_of(i);
+    const float words_source = evidence.source_words[i], words_target = evidence.target_words[i];
+    const float length_ratio = std::log((1.0f + evidence.source_length[i]) / (1.0f + evidence.target_length[i]));
+    const float values[] = {csls.quantile[i], cosine.quantile[i], (value - by_source.best_of(i)) / csls.spread,
+                            (value - by_target.best_of(i)) / csls.spread, 1.0f / by_source.rank[i],
+                            1.0f / by_target.rank[i], (value - competitor) / csls.spread, evidence.orthographic[i],
+                            evidence.orthographic[i] - ortho_by_source.best_of(i),
+                            static_cast<float>(evidence.identical[i]), alignment.quantile[i],
+                            words_source == words_target ? 1.0f : 0.0f, std::abs(words_source - words_target),
+                            std::abs(length_ratio), words_source > 1 ? 1.0f : 0.0f,
+                            evidence.reverse_rank[i] > 0 ? 1.0f / evidence.reverse_rank[i] : 0.0f,
+                            // Spelling matters most for single words, word-by-word evidence for multi-word terms.
+                            words_source == 1 ? evidence.orthographic[i] : 0.0f,
+                            words_source > 1 ? alignment.quantile[i] : 0.0f,
+                            words_source > 1 ? csls.quantile[i] : 0.0f};
+    static_assert(sizeof values / sizeof values[0] == kBase, "one value per feature name");
+    std::copy(std::begin(values), std::end(values), row);
+  };
+  table.add(std::vector<std::string>(std::begin(names), std::end(names)),
+            [base_row](std::size_t first, std::size_t end, float* out, std::size_t stride) {
+              for (std::size_t i = first; i < end; ++i) base_row(i, out + (i - first) * stride);
+            });
   if (!evidence.one_to_one.empty()) {
-    const RunScale one_to_one = run_scale(evidence.one_to_one);
-    table.add("comp_one_to_one_q", one_to_one.quantile);
-    add_rank_features(table, "comp_one_to_one", evidence.source, evidence.one_to_one, "source", &one_to_one);
-    table.add("comp_translated_share", evidence.translated_share);
-    add_rank_features(table, "comp_translated_share", evidence.source, evidence.translated_share, "source");
-    table.add("comp_edge_agreement", evidence.edge_agreement);
+    RunScale one_to_one = run_scale(evidence.one_to_one, threads);
+    table.add("comp_one_to_one_q", std::move(one_to_one.quantile));
+    add_rank_features(table, "comp_one_to_one", evidence.source, evidence.one_to_one, "source", threads,
+                      &one_to_one);
+    table.add_view("comp_translated_share", evidence.translated_share);
+    add_rank_features(table, "comp_translated_share", evidence.source, evidence.translated_share, "source",
+                      threads);
+    table.add_view("comp_edge_agreement", evidence.edge_agreement);
   }
   if (!evidence.context_similarity.empty()) {
-    std::vector<float> ratio(n), sentence_ratio(n), z_difference(n), negative_ratio(n);
+    std::vector<float> ratio(n), sentence_ratio(n), z_difference(n);
+    negative_ratio_.resize(n);
     for (std::size_t i = 0; i < n; ++i) {
       ratio[i] = std::abs(evidence.source_log_frequency[i] - evidence.target_log_frequency[i]);
       sentence_ratio[i] = std::abs(evidence.source_log_sentences[i] - evidence.target_log_sentences[i]);
       z_difference[i] = std::abs(evidence.source_frequency_z[i] - evidence.target_frequency_z[i]);
-      negative_ratio[i] = -ratio[i];
+      negative_ratio_[i] = -ratio[i];
     }
-    table.add("freq_log_ratio", ratio);
-    table.add("freq_sentence_log_ratio", sentence_ratio);
-    table.add("freq_source_z", evidence.source_frequency_z);
-    table.add("freq_target_z", evidence.target_frequency_z);
-    table.add("freq_z_difference", z_difference);
-    add_rank_features(table, "freq_closeness", evidence.source, negative_ratio, "source");
-    const RunScale context = run_scale(evidence.context_similarity);
-    table.add("context_cosine_q", context.quantile);
-    add_rank_features(table, "context_cosine", evidence.source, evidence.context_similarity, "source",
+    table.add("freq_log_ratio", std::move(ratio));
+    table.add("freq_sentence_log_ratio", std::move(sentence_ratio));
+    table.add_view("freq_source_z", evidence.source_frequency_z);
+    table.add_view("freq_target_z", evidence.target_frequency_z);
+    table.add("freq_z_difference", std::move(z_difference));
+    add_rank_features(table, "freq_closeness", evidence.source, negative_ratio_, "source", threads);
+    RunScale context = run_scale(evidence.context_similarity, threads);
+    table.add("context_cosine_q", std::move(context.quantile));
+    add_rank_features(table, "context_cosine", evidence.source, evidence.context_similarity, "source", threads,
                       &context);
-    add_rank_features(table, "context_cosine", evidence.target, evidence.context_similarity, "target",
+    add_rank_features(table, "context_cosine", evidence.target, evidence.context_similarity, "target", threads,
                       &context);
     table.add("context_z_by_source", group_z(evidence.source, evidence.context_similarity));
   }
-  return table.build();
+}
+
+}  // namespace
+
+FeatureTable candidate_feature_table(const CandidateEvidence& evidence, int threads) {
+  Progress progress("features, candidates", evidence.size());
+  FeatureTable table = CandidateFeatures(evidence, threads).all();
+  progress.advance(evidence.size());
+  progress.finish();
+  return table;
 }
 
 const char* to_string(Learner learner) {
@@ -313,12 +417,15 @@ Eigen::VectorXd Reranker::score(const FeatureTable& table, const std::string& or
   // At least one block, so that an empty table still checks the model's columns.
   const Eigen::Index n = table.values.rows(), block = std::max<Eigen::Index>(block_rows, 1);
   Eigen::VectorXd scores(n);
+  Progress progress("re-ranking, candidates", static_cast<std::size_t>(n));
   Eigen::Index begin = 0;
   do {
     const Eigen::Index rows = std::min(block, n - begin);
     scores.segment(begin, rows) = score(table.select(features, origin, begin, rows), threads);
     begin += rows;
+    progress.advance(static_cast<std::size_t>(rows));
   } while (begin < n);
+  progress.finish();
   return scores;
 }
 
@@ -457,32 +564,59 @@ Reranker bundled_reranker(bool with_corpora) {
 namespace {
 
 // Whether the run computed the corpus groups (it had both corpora): the bundled corpus model applies.
-bool has_corpus_features(const FeatureTable& table) {
-  return std::any_of(table.names.begin(), table.names.end(),
+bool has_corpus_features(const std::vector<std::string>& names) {
+  return std::any_of(names.begin(), names.end(),
                      [](const std::string& name) { return feature_group(name).rfind("corpus", 0) == 0; });
+}
+
+std::string origin_of(const std::string& setting, const std::vector<std::string>& names) {
+  if (setting != kDefaultReranker) return setting;
+  return has_corpus_features(names) ? "bundled models/reranker-enfr-corpus.txt" : "bundled models/reranker-enfr.txt";
+}
+
+Reranker model_of(const std::string& setting, const std::vector<std::string>& names) {
+  TERMALIGN_CHECK(setting != kNoReranker, "a re-ranker is configured");
+  if (setting != kDefaultReranker) return load_reranker(setting);
+  // The corpus model where the corpus features are there; the model without them otherwise.
+  return bundled_reranker(has_corpus_features(names));
 }
 
 }  // namespace
 
 std::string reranker_origin(const std::string& setting, const FeatureTable& table) {
-  if (setting != kDefaultReranker) return setting;
-  return has_corpus_features(table) ? "bundled models/reranker-enfr-corpus.txt" : "bundled models/reranker-enfr.txt";
+  return origin_of(setting, table.names);
 }
 
 Reranker configured_reranker(const std::string& setting, const FeatureTable& table) {
-  TERMALIGN_CHECK(setting != kNoReranker, "a re-ranker is configured");
-  if (setting != kDefaultReranker) return load_reranker(setting);
-  // The corpus model where the corpus features are there; the model without them otherwise.
-  return bundled_reranker(has_corpus_features(table));
+  return model_of(setting, table.names);
 }
 
 Eigen::VectorXd rerank(const CandidateEvidence& evidence, const AlignConfig& config) {
-  const FeatureTable table = candidate_feature_table(evidence);
-  const Reranker model = configured_reranker(config.input.reranker, table);
-  const std::string origin = reranker_origin(config.input.reranker, table);
-  logger().info("re-ranking {} candidates with {} ({}, {} features)", evidence.size(), origin,
-                to_string(model.learner), model.features.size());
-  return model.score(table, origin, config.scoring.threads);
+  const int threads = config.scoring.threads;
+  const std::size_t n = evidence.size();
+  Progress statistics("features, candidates", n);
+  const CandidateFeatures features(evidence, threads);
+  statistics.advance(n);
+  statistics.finish();
+  const Reranker model = model_of(config.input.reranker, features.names());
+  const std::string origin = origin_of(config.input.reranker, features.names());
+  logger().info("re-ranking {} candidates with {} ({}, {} features)", n, origin, to_string(model.learner),
+                model.features.size());
+  // A block of rows at a time: the block's table, the model's columns of it, and XGBoost's copy of them.
+  constexpr std::size_t kBlock = std::size_t{1} << 18;
+  Eigen::VectorXd scores(static_cast<Eigen::Index>(n));
+  Progress progress("re-ranking, candidates", n);
+  std::size_t first = 0;
+  do {  // at least one block, so that an empty run still checks the model's columns
+    const std::size_t end = std::min(n, first + kBlock);
+    const FeatureTable block = features.rows(first, end);
+    scores.segment(static_cast<Eigen::Index>(first), static_cast<Eigen::Index>(end - first)) =
+        model.score(block.select(model.features, origin), threads);
+    progress.advance(end - first);
+    first = end;
+  } while (first < n);
+  progress.finish();
+  return scores;
 }
 
 }  // namespace termalign

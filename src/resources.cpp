@@ -94,6 +94,8 @@ ScoringMemory estimate_scoring_memory(const ScoringShape& shape, const AlignConf
     const std::size_t pool = std::min(n2, std::max(requested, per_source));
     fused = n1 * (detail::RowPools::bytes_per_slot(pool) + std::min(k, n2) * kFloat) +
             (threads + 1) * n2 * std::min(k, n1) * kFloat;
+    // The targets' lists (one set shared by the threads): twice the sources each keeps, as csls_select's.
+    fused += n2 * std::min(2 * shape.target_lists, n1) * kCandidate;
   }
   memory.top_lists = std::max({neighbourhoods, selection, fused});
   memory.candidates = (per_source > 0 ? n1 * per_source : per_target > 0 ? n2 * per_target : overall) * kCandidate;
@@ -131,10 +133,11 @@ std::optional<std::size_t> scoring_memory_limit() {
   return mem_available();
 }
 
-void guard_scoring_memory(const Matrix& X, const Matrix& Z, const AlignConfig& config, TileOptions& tiles) {
+void guard_scoring_memory(const Matrix& X, const Matrix& Z, const AlignConfig& config, TileOptions& tiles,
+                          std::size_t target_lists) {
   const auto limit = scoring_memory_limit();
   const ScoringShape shape{static_cast<std::size_t>(X.rows()), static_cast<std::size_t>(Z.rows()),
-                           static_cast<std::size_t>(X.cols())};
+                           static_cast<std::size_t>(X.cols()), target_lists};
   ScoringMemory needed = estimate_scoring_memory(shape, config, tiles);
   logger().debug("scoring needs about {} (limit {})", format_bytes(needed.total()),
                  limit ? format_bytes(*limit) : std::string("none"));

@@ -286,7 +286,12 @@ void for_each_tile(const Matrix& X, std::size_t row_begin, std::size_t row_end, 
     const std::size_t first_row = row_begin + starts[block], rows = starts[block + 1] - starts[block];
     const auto lhs_rows = static_cast<Eigen::Index>(round_up(rows, kKernelMultiple));
     const float* lhs = padded_rows(X, first_row, rows, row_capacity, workspace.source_rows);
-    for (std::size_t first_col = 0; first_col < n2; first_col += tile_cols) {
+    // Concurrent blocks start their sweeps at different column tiles, so that a visitor that locks a column tile
+    // (scan_pools' targets' lists) seldom waits for another thread. The results do not depend on the order.
+    const std::size_t col_tiles = (n2 + tile_cols - 1) / tile_cols;
+    const std::size_t first_tile = col_tiles * (block % workspaces.size()) / workspaces.size();
+    for (std::size_t visited = 0; visited < col_tiles; ++visited) {
+      const std::size_t first_col = (first_tile + visited) % col_tiles * tile_cols;
       const std::size_t cols = std::min(tile_cols, n2 - first_col);
       const auto rhs_rows = static_cast<Eigen::Index>(round_up(cols, kKernelMultiple));
       // Only a short last tile (or a whole side that is not a multiple) is padded, once per thread while it stays.
@@ -494,17 +499,20 @@ void scan_pools(const Matrix& X, std::size_t row_begin, std::size_t row_end, con
   PerSlot<TopValues> column_top(static_cast<std::size_t>(threads), [&] {
     return TopValues(n2, column_k, -std::numeric_limits<float>::infinity());
   });
-  const Candidate sentinel = detail::sentinel_candidate();
-  PerSlot<TopCandidates> reverse_top(static_cast<std::size_t>(threads), [&] {
-    return TopCandidates(with_reverse ? n2 : 0, reverse.capacity(), sentinel);
-  });
-  SharedBounds shared_bounds(n2), shared_reverse(with_reverse ? n2 : 0);
+  // The targets' lists: one set for all threads (a copy per thread was 93 MB each at 290k targets), each column
+  // tile's lists locked by the thread visiting the tile (for_each_tile staggers the threads' sweeps).
+  reverse = TopCandidates(with_reverse ? n2 : 0, reverse.capacity(), detail::sentinel_candidate());
+  const std::size_t tile_cols = tile_extent(tiles.cols, n2);
+  std::vector<std::mutex> reverse_locks(with_reverse ? (n2 + tile_cols - 1) / tile_cols : 0);
+  SharedBounds shared_bounds(n2);
   if (row_end > row_begin) {
     for_each_tile(
         X, row_begin, row_end, Z, tiles, threads, "CSLS one pass",
         [&](std::size_t slot, std::size_t first_row, std::size_t first_col, const Tile& tile) {
           TopValues& column_values = column_top[slot];
-          TopCandidates& reverse_values = reverse_top[slot];
+          TopCandidates& reverse_values = reverse;
+          std::unique_lock<std::mutex> reverse_lock;
+          if (with_reverse) reverse_lock = std::unique_lock<std::mutex>(reverse_locks[first_col / tile_cols]);
           const std::size_t first_slot = first_row - row_begin;
           const float* row_bounds = row_top.bounds() + first_slot;
           const float* pool_bounds = pool.bounds() + first_slot;
@@ -515,9 +523,6 @@ void scan_pools(const Matrix& X, std::size_t row_begin, std::size_t row_end, con
             const float* similarities = tile.row(j).data();
             const float floor = floors[static_cast<Eigen::Index>(column)];
             const float shared_bound = shared_bounds.bound(column);
-            // Disabled: +inf, which no value reaches.
-            const float reverse_shared =
-                with_reverse ? shared_reverse.bound(column) : std::numeric_limits<float>::infinity();
             for (Eigen::Index chunk = 0; chunk < tile.cols(); chunk += kChunk) {
               const Eigen::Index count = std::min(kChunk, tile.cols() - chunk);
               const float* values = similarities + chunk;
@@ -530,8 +535,7 @@ void scan_pools(const Matrix& X, std::size_t row_begin, std::size_t row_end, con
               std::uint32_t to_reverse = 0;
               if (with_reverse) {
                 for (Eigen::Index t = 0; t < count; ++t) reverse_keys[t] = 2.0f * values[t] - row_floors[chunk + t];
-                to_reverse =
-                    reaching(reverse_keys, count, std::max(reverse_values.bounds()[column], reverse_shared));
+                to_reverse = reaching(reverse_keys, count, reverse_values.bounds()[column]);
               }
               if ((to_rows | to_column | to_pool | to_reverse) == 0) continue;
               for_each_bit(to_reverse, [&](Eigen::Index t) {
@@ -549,16 +553,12 @@ void scan_pools(const Matrix& X, std::size_t row_begin, std::size_t row_end, con
               });
             }
             shared_bounds.raise(column, column_values.bounds()[column]);
-            if (with_reverse) shared_reverse.raise(column, reverse_values.bounds()[column]);
           }
         });
   }
   columns = column_top.merged();
   merge_across(group, columns);
-  if (with_reverse) {
-    reverse = reverse_top.merged();
-    merge_across(group, reverse);
-  }
+  if (with_reverse) merge_across(group, reverse);
 }
 
 // Each target's kept sources (the reverse lists of scan_pools) scored by CSLS, its `m` best: grouped by target in

@@ -11,16 +11,31 @@ namespace termalign {
 WordVectors mapped_word_vectors(const std::vector<std::string>& words, const TermComposer& composer,
                                 const Matrix& transform, int threads) {
   WordVectors result;
-  result.vectors = Matrix::Zero(static_cast<Eigen::Index>(words.size()), transform.cols());
+  const auto n = static_cast<Eigen::Index>(words.size());
+  result.vectors = Matrix::Zero(n, transform.cols());
   result.usable.assign(words.size(), 0);
-  parallel_for(words.size(), threads, [&](std::size_t i) {
+  // In blocks of rows of fixed bounds: one product per block (a product per word took a second per 100k words),
+  // whose rounding depends on the block, not on the thread count.
+  constexpr Eigen::Index kBlock = 2048;
+  SerialEigenProducts serial_products;
+  parallel_for(static_cast<std::size_t>((n + kBlock - 1) / kBlock), threads, [&](std::size_t block) {
+    const Eigen::Index first = static_cast<Eigen::Index>(block) * kBlock, rows = std::min(kBlock, n - first);
+    Matrix composed = Matrix::Zero(rows, transform.rows());
     RowVector vector;
-    if (!composer.compose(words[i], vector)) return;
-    RowVector mapped = vector * transform;
-    const float norm = mapped.norm();
-    if (norm == 0) return;
-    result.vectors.row(static_cast<Eigen::Index>(i)) = mapped / norm;
-    result.usable[i] = 1;
+    for (Eigen::Index r = 0; r < rows; ++r) {
+      if (!composer.compose(words[static_cast<std::size_t>(first + r)], vector)) continue;
+      composed.row(r) = vector;
+      result.usable[static_cast<std::size_t>(first + r)] = 1;
+    }
+    Matrix mapped = composed * transform;
+    for (Eigen::Index r = 0; r < rows; ++r) {
+      const float norm = mapped.row(r).norm();
+      if (norm == 0) {
+        result.usable[static_cast<std::size_t>(first + r)] = 0;
+        continue;
+      }
+      if (result.usable[static_cast<std::size_t>(first + r)]) result.vectors.row(first + r) = mapped.row(r) / norm;
+    }
   });
   return result;
 }

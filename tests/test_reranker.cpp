@@ -160,3 +160,66 @@ TEST_CASE("features do not change when a vector space scores on another scale", 
   CHECK((whole - blocks).cwiseAbs().maxCoeff() == 0.0);
   CHECK(whole.maxCoeff() > whole.minCoeff());
 }
+
+TEST_CASE("feature ranks and quantiles agree with brute force, on any thread count", "[reranker]") {
+  // Enough candidates for several of the table's row blocks (65,536 rows), few groups, many ties: the ranks within a
+  // source's and a target's candidates (ties by candidate order), the margins below the group's best and the run
+  // quantiles (ties share their mean rank), counted pair by pair on a sample of rows.
+  std::mt19937 generator(11);
+  std::uniform_int_distribution<std::uint32_t> source(0, 900), target(0, 2500), level(0, 60);
+  CandidateEvidence evidence;
+  const std::size_t n = 150000;
+  for (std::size_t i = 0; i < n; ++i) {
+    evidence.source.push_back(source(generator));
+    evidence.target.push_back(target(generator));
+    evidence.csls.push_back(static_cast<float>(level(generator)) / 64 - 0.4f);  // exact, many ties
+    // Signed: a level of 0 gives +0 and -0, which tie.
+    evidence.cosine.push_back((i % 2 ? 1.0f : -1.0f) * static_cast<float>(level(generator)) / 32);
+    evidence.word_alignment.push_back(static_cast<float>(level(generator)) / 16);
+    evidence.orthographic.push_back(static_cast<float>(level(generator)) / 60);
+    evidence.reverse_rank.push_back(static_cast<float>(i % 12));
+    evidence.identical.push_back(i % 50 == 0);
+    evidence.source_words.push_back(static_cast<std::uint16_t>(1 + i % 3));
+    evidence.target_words.push_back(static_cast<std::uint16_t>(1 + i % 2));
+    evidence.source_length.push_back(static_cast<std::uint16_t>(5 + i % 9));
+    evidence.target_length.push_back(static_cast<std::uint16_t>(6 + i % 7));
+  }
+  const FeatureTable one = candidate_feature_table(evidence, 1), two = candidate_feature_table(evidence, 2);
+  REQUIRE(one.names == two.names);
+  CHECK(one.values == two.values);
+  const auto column = [&](const char* name) {
+    const auto found = std::find(one.names.begin(), one.names.end(), name);
+    REQUIRE(found != one.names.end());
+    return found - one.names.begin();
+  };
+  const Eigen::Index source_rank = column("source_rank"), target_rank = column("target_rank"),
+                     below = column("ortho_below_source_best"), csls_q = column("csls_q"),
+                     cosine_q = column("cosine_q");
+  for (std::size_t i = 0; i < n; i += 997) {
+    std::size_t by_source = 1, by_target = 1, csls_below = 0, csls_equal = 0, cosine_below = 0, cosine_equal = 0;
+    float best_spelling = evidence.orthographic[i];
+    for (std::size_t j = 0; j < n; ++j) {
+      const bool before = evidence.csls[j] > evidence.csls[i] || (evidence.csls[j] == evidence.csls[i] && j < i);
+      by_source += evidence.source[j] == evidence.source[i] && before;
+      by_target += evidence.target[j] == evidence.target[i] && before;
+      if (evidence.source[j] == evidence.source[i])
+        best_spelling = std::max(best_spelling, evidence.orthographic[j]);
+      csls_below += evidence.csls[j] < evidence.csls[i];
+      csls_equal += evidence.csls[j] == evidence.csls[i];
+      cosine_below += evidence.cosine[j] < evidence.cosine[i];
+      cosine_equal += evidence.cosine[j] == evidence.cosine[i];  // -0 equals +0
+    }
+    const auto row = static_cast<Eigen::Index>(i);
+    INFO("candidate " << i);
+    CHECK(one.values(row, source_rank) == 1.0f / static_cast<float>(by_source));
+    CHECK(one.values(row, target_rank) == 1.0f / static_cast<float>(by_target));
+    CHECK(one.values(row, below) == evidence.orthographic[i] - best_spelling);
+    // Mean 0-based rank of the tied run over n - 1.
+    const auto quantile = [&](std::size_t below_count, std::size_t equal_count) {
+      return static_cast<float>(0.5 * static_cast<double>(2 * below_count + equal_count - 1) /
+                                static_cast<double>(n - 1));
+    };
+    CHECK(one.values(row, csls_q) == quantile(csls_below, csls_equal));
+    CHECK(one.values(row, cosine_q) == quantile(cosine_below, cosine_equal));
+  }
+}

@@ -47,8 +47,8 @@ struct FeatureTable {
 // target's candidates, spelling, word alignment, sizes), then the compositional group when evidence.one_to_one is
 // filled, the corpus frequency and corpus context groups when evidence.context_similarity is. Values are
 // scale-free where they can be (ranks, margins, z-scores within a source's or a target's candidates), so that a
-// model trained on one language pair and vector space applies to others.
-FeatureTable candidate_feature_table(const CandidateEvidence& evidence);
+// model trained on one language pair and vector space applies to others. Computed on `threads` threads (0: all).
+FeatureTable candidate_feature_table(const CandidateEvidence& evidence, int threads = 1);
 
 // The group of a feature name: "base", "compositional", "corpus-frequency" or "corpus-context" (the ablation's
 // units).

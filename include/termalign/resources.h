@@ -24,6 +24,7 @@ struct ScoringMemory {
 
 struct ScoringShape {
   std::size_t source_terms = 0, target_terms = 0, dim = 0;
+  std::size_t target_lists = 0;  // sources each target's list keeps (the full evidence's top_m; 0: no lists)
 };
 
 // The estimate for the configured scoring (k, neighbourhood, top_m, mutual_m, cap) with these tiles;
@@ -42,7 +43,9 @@ std::size_t parse_memory_limit_mb(const std::string& text);
 // Before scoring X (n1 x d) against Z (n2 x d): when the estimate exceeds scoring_memory_limit(), halves the tile
 // sizes (logging it) until it fits; when even the smallest tiles do not fit, a resources error (exit 5) says what
 // the run needs and what to change.
-void guard_scoring_memory(const Matrix& X, const Matrix& Z, const AlignConfig& config, TileOptions& tiles);
+// `target_lists`: as ScoringShape's.
+void guard_scoring_memory(const Matrix& X, const Matrix& Z, const AlignConfig& config, TileOptions& tiles,
+                          std::size_t target_lists = 0);
 
 // "1.5 MiB": a byte count for messages.
 std::string format_bytes(std::size_t bytes);
