@@ -4,6 +4,7 @@
 #include <chrono>
 #include <cmath>
 #include <exception>
+#include <filesystem>
 #include <functional>
 #include <limits>
 #include <memory>
@@ -11,6 +12,7 @@
 
 #include "detail/align_steps.h"
 #include "detail/compose_alongside.h"
+#include "detail/spilled_matrix.h"
 #include "termalign/composition.h"
 #include "termalign/corpus_evidence.h"
 #include "termalign/distributed.h"
@@ -592,6 +594,19 @@ class PipelineRun {
         side->subwords.reset();
       }
     }
+    // The evidence needs the word vectors only after the scoring, whose lists are then freed: large ones wait on
+    // disk meanwhile (at 130k x 290k terms, 226 MiB of the peak).
+    const std::size_t word_bytes = sizeof(float) * static_cast<std::size_t>(source_.vectors.size() +
+                                                                           target_.vectors.size());
+    if (keeps_word_vectors_ && config_.scoring.neighbourhood == Neighbourhood::terms &&
+        config_.scoring.spill_mb > 0 && word_bytes > config_.scoring.spill_mb * (std::size_t{1} << 20)) {
+      const std::string directory = std::filesystem::path(config_.output.out).parent_path().string();
+      const std::string folder = directory.empty() ? "." : directory;
+      if (source_spill_.spill(source_.vectors, folder, "the source word vectors") &&
+          target_spill_.spill(target_.vectors, folder, "the target word vectors"))
+        logger().info("the word vectors ({}) wait in a temporary file in {} during the scoring (spill_mb {})",
+                      format_bytes(word_bytes), folder, config_.scoring.spill_mb);
+    }
   }
 
   // CSLS over the term vectors: the neighbourhood means and each source term's candidates (tiles sized to the
@@ -672,6 +687,8 @@ class PipelineRun {
     if (full_evidence_) {
       // The word vectors are kept for the full evidence (release_for_scoring).
       TERMALIGN_CHECK(keeps_word_vectors_, "the word-level evidence needs the word vectors");
+      source_spill_.restore(source_.vectors);
+      target_spill_.restore(target_.vectors);
       const TermComposer source_composer(source_, mapping_.source, config_.composition);
       const TermComposer target_composer(target_, mapping_.target, config_.composition);
       add_evidence_beyond_embeddings(config_, result_.source_terms, result_.target_terms, source_composer,
@@ -740,6 +757,7 @@ class PipelineRun {
   std::vector<Candidate> reverse_;  // the targets' lists of their best sources (full evidence)
   std::vector<float> reverse_rank_;  // by candidate: its source's rank among its target's best sources
   Spellings source_spellings_, target_spellings_;
+  detail::SpilledMatrix source_spill_, target_spill_;  // the word vectors during the scoring, when large
 };
 
 }  // namespace

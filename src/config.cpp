@@ -65,6 +65,7 @@ void visit_options(Config& config, Visitor&& visit) {
   visit("scoring", "tile_rows", config.scoring.tile_rows);
   visit("scoring", "tile_cols", config.scoring.tile_cols);
   visit("scoring", "threads", config.scoring.threads);
+  visit("scoring", "spill_mb", config.scoring.spill_mb);
   visit("ranking", "top_m", config.ranking.top_m);
   visit("ranking", "mutual_m", config.ranking.mutual_m);
   visit("ranking", "cap", config.ranking.cap);

@@ -748,6 +748,7 @@ CslsSelection csls_select(const Matrix& X, const Matrix& Z, int k, const Selecti
   if (reverse.capacity() > 0) {
     result.has_reverse = true;
     if (group.is_root()) result.reverse = reverse_lists(reverse, result.means, std::min(reverse_m, n1));
+    reverse = TopCandidates(0, 0, detail::sentinel_candidate());  // before the pools' lists are drawn
   }
 
   // Each row's top_m from its pool when the bound proves that no other target could enter it: for an unseen

@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "captured_log.h"
 #include "shared_data.h"
 #include "termalign/align.h"
 #include "termalign/evaluation.h"
@@ -331,4 +332,24 @@ TEST_CASE("Corpus vectors are combined with the general ones by their weight", "
     combined.input.tgt_corpus_vectors.clear();
     CHECK_THROWS_WITH(run_align(combined), Catch::Contains("`tgt_corpus_vectors`"));
   }
+}
+
+TEST_CASE("Word vectors spilled to disk during the scoring give the same list and leave no file", "[align]") {
+  AlignConfig kept = sample_config("vec", "spill-kept.tsv");
+  kept.scoring.spill_mb = 0;
+  run_align(kept);
+  const std::string folder = kOutputs + "/spill";
+  std::filesystem::remove_all(folder);
+  std::filesystem::create_directories(folder);
+  AlignConfig spilled = sample_config("vec", "spill/spilled.tsv");
+  spilled.scoring.spill_mb = 1;  // the sample's word vectors take 3.2 MiB
+  {
+    const CapturedLog log;
+    run_align(spilled);
+    CHECK(log.lines_with("info", "wait in a temporary file in " + folder).size() == 1);
+  }
+  CHECK(read_file(spilled.output.out) == read_file(kept.output.out));
+  std::set<std::string> files;
+  for (const auto& entry : std::filesystem::directory_iterator(folder)) files.insert(entry.path().filename());
+  CHECK(files == std::set<std::string>{"spilled.tsv", "spilled.tsv.config.toml"});
 }

@@ -83,6 +83,9 @@ struct ScoringOptions {
   std::size_t tile_rows = 512;              // source terms per tile
   std::size_t tile_cols = 2048;             // target terms per tile
   int threads = 0;                          // 0 = all cores; never changes the output
+  // Word vectors kept for the evidence after the scoring wait in a temporary file beside the output while it runs
+  // when they take more than this many MiB (0 = never); never changes the output.
+  std::size_t spill_mb = 128;
 };
 
 struct RankingOptions {

@@ -73,6 +73,9 @@ const std::map<std::string, std::string>& option_help() {
       {"tile-rows", "Source terms per scoring tile"},
       {"tile-cols", "Target terms per scoring tile"},
       {"threads", "Threads (0 = all cores); the output does not depend on it"},
+      {"spill-mb",
+       "Word vectors kept for the evidence wait in a temporary file beside the output during the scoring when "
+       "larger than this many MiB (0 = never); the output does not depend on it"},
       {"top-m", "Keep each source term's m best targets (0 = no limit)"},
       {"mutual-m", "Keep only pairs mutually within the top m (0 = off)"},
       {"cap", "Cut the list at this many pairs (0 = the BUCC cap)"},
