@@ -12,6 +12,7 @@
 
 #include "detail/align_steps.h"
 #include "detail/compose_alongside.h"
+#include "detail/key_groups.h"
 #include "detail/spilled_matrix.h"
 #include "termalign/composition.h"
 #include "termalign/corpus_evidence.h"
@@ -216,23 +217,19 @@ bool uses_orthography(const AlignConfig& config) {
   return config.orthography.weight > 0 || config.orthography.candidates > 0;
 }
 
-// The candidates grouped by source row (a counting sort, stable): source s's candidates are the indices
-// order[offset[s]] .. order[offset[s + 1] - 1], in candidate order. Finding a pair scans its source's few
-// candidates, where a hash set of millions of pairs would cost seconds and a few hundred megabytes at scale.
+// The candidates grouped by source row (detail::group_by_key): finding a pair scans its source's few candidates,
+// where a hash set of millions of pairs would cost seconds and a few hundred megabytes at scale.
 class CandidatesBySource {
  public:
   CandidatesBySource(const std::vector<Candidate>& candidates, std::size_t sources)
-      : candidates_(candidates), offset_(sources + 1, 0), order_(candidates.size()) {
-    for (const Candidate& candidate : candidates) ++offset_[candidate.source + 1];
-    std::partial_sum(offset_.begin(), offset_.end(), offset_.begin());
-    std::vector<std::size_t> next(offset_.begin(), offset_.end() - 1);
-    for (std::size_t i = 0; i < candidates.size(); ++i) order_[next[candidates[i].source]++] = i;
-  }
+      : candidates_(candidates),
+        groups_(detail::group_by_key(candidates.size(), sources,
+                                     [&](std::size_t i) { return candidates[i].source; })) {}
 
   // The index of the candidate (source, target), or npos.
   std::size_t find(std::uint32_t source, std::uint32_t target) const {
-    for (std::size_t k = offset_[source]; k < offset_[source + 1]; ++k)
-      if (candidates_[order_[k]].target == target) return order_[k];
+    for (std::size_t k = groups_.begin(source); k < groups_.end(source); ++k)
+      if (candidates_[groups_.order[k]].target == target) return groups_.order[k];
     return npos;
   }
 
@@ -240,7 +237,7 @@ class CandidatesBySource {
 
  private:
   const std::vector<Candidate>& candidates_;
-  std::vector<std::size_t> offset_, order_;
+  detail::KeyGroups groups_;
 };
 
 // Where each of `pairs` is among `candidates` (CandidatesBySource::npos: not there), looked up on the threads.

@@ -14,6 +14,7 @@
 #include <unordered_map>
 
 #include "detail/bundled_models.h"
+#include "detail/key_groups.h"
 #include "termalign/boosted_trees.h"
 #include "termalign/error.h"
 #include "termalign/io.h"
@@ -45,25 +46,19 @@ struct GroupStats {
   float second_of(std::size_t i) const { return second[(*group)[i]]; }
 };
 
-// The candidates by group (a stable counting sort), then each group's few by value: linear in the candidates,
+// The candidates by group (detail::group_by_key), then each group's few by value: linear in the candidates,
 // where one comparison sort of millions of indices took seconds.
 GroupStats group_stats(const std::vector<std::uint32_t>& group, const std::vector<float>& values, int threads) {
   const std::size_t n = group.size();
   const std::size_t groups = n ? std::size_t{*std::max_element(group.begin(), group.end())} + 1 : 0;
-  std::vector<std::size_t> offset(groups + 1, 0);
-  for (const std::uint32_t g : group) ++offset[g + 1];
-  std::partial_sum(offset.begin(), offset.end(), offset.begin());
-  std::vector<std::uint32_t> order(n);
-  {
-    std::vector<std::size_t> next(offset.begin(), offset.end() - 1);
-    for (std::size_t i = 0; i < n; ++i) order[next[group[i]]++] = static_cast<std::uint32_t>(i);
-  }
+  detail::KeyGroups by_group = detail::group_by_key(n, groups, [&](std::size_t i) { return group[i]; });
+  std::vector<std::uint32_t>& order = by_group.order;
   GroupStats stats{&group, std::vector<float>(n), std::vector<float>(groups), std::vector<float>(groups)};
   constexpr std::size_t kGroupBlock = 16384;
   parallel_for((groups + kGroupBlock - 1) / kGroupBlock, threads, [&](std::size_t block) {
     for (std::size_t g = block * kGroupBlock; g < std::min(groups, (block + 1) * kGroupBlock); ++g) {
-      const auto begin = order.begin() + static_cast<std::ptrdiff_t>(offset[g]);
-      const auto end = order.begin() + static_cast<std::ptrdiff_t>(offset[g + 1]);
+      const auto begin = order.begin() + static_cast<std::ptrdiff_t>(by_group.begin(g));
+      const auto end = order.begin() + static_cast<std::ptrdiff_t>(by_group.end(g));
       if (begin == end) continue;
       std::sort(begin, end, [&](std::uint32_t x, std::uint32_t y) {
         return values[x] != values[y] ? values[x] > values[y] : x < y;
@@ -210,6 +205,25 @@ void add_rank_features(TableBuilder& table, const std::string& prefix, const std
   table.add_by_row(prefix + "_" + group_name + "_rank", [stats](std::size_t i) { return 1.0f / stats->rank[i]; });
 }
 
+// The model's scores of rows [0, n), `block` (> 0) rows at a time (at least one block, so that an empty run still
+// checks the model's columns): columns(first, end) gives the model's columns of those rows. Neither the model's
+// columns of millions of candidates nor XGBoost's copy of them is held whole.
+Eigen::VectorXd score_in_blocks(const Reranker& model, std::size_t n, std::size_t block, int threads,
+                                const std::function<Matrix(std::size_t, std::size_t)>& columns) {
+  Eigen::VectorXd scores(static_cast<Eigen::Index>(n));
+  Progress progress("re-ranking, candidates", n);
+  std::size_t first = 0;
+  do {
+    const std::size_t end = std::min(n, first + block);
+    scores.segment(static_cast<Eigen::Index>(first), static_cast<Eigen::Index>(end - first)) =
+        model.score(columns(first, end), threads);
+    progress.advance(end - first);
+    first = end;
+  } while (first < n);
+  progress.finish();
+  return scores;
+}
+
 }  // namespace
 
 Matrix FeatureTable::select(const std::vector<std::string>& wanted, const std::string& origin) const {
@@ -272,6 +286,7 @@ class CandidateFeatures {
 CandidateFeatures::CandidateFeatures(const CandidateEvidence& evidence, int threads)
     : table_(evidence.size(), threads) {
   const std::size_t n = evidence.size();
+  Progress progress("features, candidates", n);
   TableBuilder& table = table_;
   // The run-wide statistics, two at a time; the columns are filled from them in blocks of rows.
   const std::function<void()> statistics[] = {
@@ -363,16 +378,14 @@ CandidateFeatures::CandidateFeatures(const CandidateEvidence& evidence, int thre
                       &context);
     table.add("context_z_by_source", group_z(evidence.source, evidence.context_similarity));
   }
+  progress.advance(n);
+  progress.finish();
 }
 
 }  // namespace
 
 FeatureTable candidate_feature_table(const CandidateEvidence& evidence, int threads) {
-  Progress progress("features, candidates", evidence.size());
-  FeatureTable table = CandidateFeatures(evidence, threads).all();
-  progress.advance(evidence.size());
-  progress.finish();
-  return table;
+  return CandidateFeatures(evidence, threads).all();
 }
 
 const char* to_string(Learner learner) {
@@ -412,21 +425,12 @@ Eigen::VectorXd Reranker::score(const Matrix& features_matrix, int threads) cons
 
 Eigen::VectorXd Reranker::score(const FeatureTable& table, const std::string& origin, int threads,
                                 Eigen::Index block_rows) const {
-  // In blocks of rows: the model's columns of millions of candidates, and XGBoost's own copy of them, would each
-  // take as much memory as the table.
-  // At least one block, so that an empty table still checks the model's columns.
-  const Eigen::Index n = table.values.rows(), block = std::max<Eigen::Index>(block_rows, 1);
-  Eigen::VectorXd scores(n);
-  Progress progress("re-ranking, candidates", static_cast<std::size_t>(n));
-  Eigen::Index begin = 0;
-  do {
-    const Eigen::Index rows = std::min(block, n - begin);
-    scores.segment(begin, rows) = score(table.select(features, origin, begin, rows), threads);
-    begin += rows;
-    progress.advance(static_cast<std::size_t>(rows));
-  } while (begin < n);
-  progress.finish();
-  return scores;
+  const auto block = static_cast<std::size_t>(std::max<Eigen::Index>(block_rows, 1));
+  return score_in_blocks(*this, static_cast<std::size_t>(table.values.rows()), block, threads,
+                         [&](std::size_t first, std::size_t end) {
+                           return table.select(features, origin, static_cast<Eigen::Index>(first),
+                                               static_cast<Eigen::Index>(end - first));
+                         });
 }
 
 Matrix Reranker::contributions(const Matrix& features_matrix, int threads) const {
@@ -593,30 +597,16 @@ Reranker configured_reranker(const std::string& setting, const FeatureTable& tab
 
 Eigen::VectorXd rerank(const CandidateEvidence& evidence, const AlignConfig& config) {
   const int threads = config.scoring.threads;
-  const std::size_t n = evidence.size();
-  Progress statistics("features, candidates", n);
   const CandidateFeatures features(evidence, threads);
-  statistics.advance(n);
-  statistics.finish();
   const Reranker model = model_of(config.input.reranker, features.names());
   const std::string origin = origin_of(config.input.reranker, features.names());
-  logger().info("re-ranking {} candidates with {} ({}, {} features)", n, origin, to_string(model.learner),
-                model.features.size());
+  logger().info("re-ranking {} candidates with {} ({}, {} features)", evidence.size(), origin,
+                to_string(model.learner), model.features.size());
   // A block of rows at a time: the block's table, the model's columns of it, and XGBoost's copy of them.
-  constexpr std::size_t kBlock = std::size_t{1} << 18;
-  Eigen::VectorXd scores(static_cast<Eigen::Index>(n));
-  Progress progress("re-ranking, candidates", n);
-  std::size_t first = 0;
-  do {  // at least one block, so that an empty run still checks the model's columns
-    const std::size_t end = std::min(n, first + kBlock);
-    const FeatureTable block = features.rows(first, end);
-    scores.segment(static_cast<Eigen::Index>(first), static_cast<Eigen::Index>(end - first)) =
-        model.score(block.select(model.features, origin), threads);
-    progress.advance(end - first);
-    first = end;
-  } while (first < n);
-  progress.finish();
-  return scores;
+  return score_in_blocks(model, evidence.size(), std::size_t{1} << 18, threads,
+                         [&](std::size_t first, std::size_t end) {
+                           return features.rows(first, end).select(model.features, origin);
+                         });
 }
 
 }  // namespace termalign

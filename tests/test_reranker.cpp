@@ -39,6 +39,16 @@ double auc(const Eigen::VectorXd& scores, const std::vector<std::uint8_t>& label
   return right / pairs;
 }
 
+// Candidate i's target rank, spelling identity, word counts and lengths: fixed patterns of its index.
+void add_term_sizes(CandidateEvidence& evidence, std::size_t i) {
+  evidence.reverse_rank.push_back(static_cast<float>(i % 12));
+  evidence.identical.push_back(i % 50 == 0);
+  evidence.source_words.push_back(static_cast<std::uint16_t>(1 + i % 3));
+  evidence.target_words.push_back(static_cast<std::uint16_t>(1 + i % 2));
+  evidence.source_length.push_back(static_cast<std::uint16_t>(5 + i % 9));
+  evidence.target_length.push_back(static_cast<std::uint16_t>(6 + i % 7));
+}
+
 }  // namespace
 
 TEST_CASE("boosted trees learn an interaction, and their saved model scores the same", "[reranker]") {
@@ -119,12 +129,7 @@ TEST_CASE("features do not change when a vector space scores on another scale", 
                          &evidence.translated_share, &evidence.edge_agreement, &evidence.orthographic})
       column->push_back(uniform(generator));
     evidence.csls.back() = std::round(evidence.csls.back() * 20) / 20;  // ties share their quantile
-    evidence.reverse_rank.push_back(static_cast<float>(i % 12));
-    evidence.identical.push_back(i % 50 == 0);
-    evidence.source_words.push_back(static_cast<std::uint16_t>(1 + i % 3));
-    evidence.target_words.push_back(static_cast<std::uint16_t>(1 + i % 2));
-    evidence.source_length.push_back(static_cast<std::uint16_t>(5 + i % 9));
-    evidence.target_length.push_back(static_cast<std::uint16_t>(6 + i % 7));
+    add_term_sizes(evidence, i);
   }
   CandidateEvidence rescaled = evidence;
   for (auto* column : {&rescaled.csls, &rescaled.cosine, &rescaled.word_alignment, &rescaled.one_to_one})
@@ -177,12 +182,7 @@ TEST_CASE("feature ranks and quantiles agree with brute force, on any thread cou
     evidence.cosine.push_back((i % 2 ? 1.0f : -1.0f) * static_cast<float>(level(generator)) / 32);
     evidence.word_alignment.push_back(static_cast<float>(level(generator)) / 16);
     evidence.orthographic.push_back(static_cast<float>(level(generator)) / 60);
-    evidence.reverse_rank.push_back(static_cast<float>(i % 12));
-    evidence.identical.push_back(i % 50 == 0);
-    evidence.source_words.push_back(static_cast<std::uint16_t>(1 + i % 3));
-    evidence.target_words.push_back(static_cast<std::uint16_t>(1 + i % 2));
-    evidence.source_length.push_back(static_cast<std::uint16_t>(5 + i % 9));
-    evidence.target_length.push_back(static_cast<std::uint16_t>(6 + i % 7));
+    add_term_sizes(evidence, i);
   }
   const FeatureTable one = candidate_feature_table(evidence, 1), two = candidate_feature_table(evidence, 2);
   REQUIRE(one.names == two.names);
