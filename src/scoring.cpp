@@ -487,8 +487,9 @@ NeighbourhoodMeans scan_neighbourhoods(const Matrix& X, const Matrix& Z, int k, 
 // k largest similarities (row_top) and its best targets by the key 2 x.z_j - floor_j (pool: score = the key,
 // cosine = the similarity); each column keeps its k largest values (columns, merged across threads, then across
 // the group).
-// With `reverse` of a non-zero capacity, each column also keeps its sources of highest key 2 x_i.z -
-// source_floors(i) (score: the key, cosine: the similarity), merged likewise.
+// With `reverse` of a non-zero capacity (a slot per column), each column also keeps its sources of highest key
+// 2 x_i.z - source_floors(i) (score: the key, cosine: the similarity): one set for all threads, merged across the
+// group.
 void scan_pools(const Matrix& X, std::size_t row_begin, std::size_t row_end, const Matrix& Z,
                 const Eigen::VectorXf& floors, const Eigen::VectorXf& source_floors, const TileOptions& tiles,
                 const ProcessGroup& group, TopValues& row_top, RowPools& pool, TopValues& columns,
@@ -501,7 +502,7 @@ void scan_pools(const Matrix& X, std::size_t row_begin, std::size_t row_end, con
   });
   // The targets' lists: one set for all threads (a copy per thread was 93 MB each at 290k targets), each column
   // tile's lists locked by the thread visiting the tile (for_each_tile staggers the threads' sweeps).
-  reverse = TopCandidates(with_reverse ? n2 : 0, reverse.capacity(), detail::sentinel_candidate());
+  TERMALIGN_CHECK(!with_reverse || reverse.slots() == n2, "a target list per column");
   const std::size_t tile_cols = tile_extent(tiles.cols, n2);
   std::vector<std::mutex> reverse_locks(with_reverse ? (n2 + tile_cols - 1) / tile_cols : 0);
   SharedBounds shared_bounds(n2);
@@ -510,7 +511,6 @@ void scan_pools(const Matrix& X, std::size_t row_begin, std::size_t row_end, con
         X, row_begin, row_end, Z, tiles, threads, "CSLS one pass",
         [&](std::size_t slot, std::size_t first_row, std::size_t first_col, const Tile& tile) {
           TopValues& column_values = column_top[slot];
-          TopCandidates& reverse_values = reverse;
           std::unique_lock<std::mutex> reverse_lock;
           if (with_reverse) reverse_lock = std::unique_lock<std::mutex>(reverse_locks[first_col / tile_cols]);
           const std::size_t first_slot = first_row - row_begin;
@@ -535,13 +535,12 @@ void scan_pools(const Matrix& X, std::size_t row_begin, std::size_t row_end, con
               std::uint32_t to_reverse = 0;
               if (with_reverse) {
                 for (Eigen::Index t = 0; t < count; ++t) reverse_keys[t] = 2.0f * values[t] - row_floors[chunk + t];
-                to_reverse = reaching(reverse_keys, count, reverse_values.bounds()[column]);
+                to_reverse = reaching(reverse_keys, count, reverse.bounds()[column]);
               }
               if ((to_rows | to_column | to_pool | to_reverse) == 0) continue;
               for_each_bit(to_reverse, [&](Eigen::Index t) {
                 const auto row = static_cast<std::uint32_t>(first_row + static_cast<std::size_t>(chunk + t));
-                reverse_values.offer(column,
-                                     Candidate{reverse_keys[t], values[t], row, static_cast<std::uint32_t>(column)});
+                reverse.offer(column, Candidate{reverse_keys[t], values[t], row, static_cast<std::uint32_t>(column)});
               });
               for_each_bit(to_rows, [&](Eigen::Index t) {
                 row_top.offer(first_slot + static_cast<std::size_t>(chunk + t), values[t]);
@@ -739,7 +738,7 @@ CslsSelection csls_select(const Matrix& X, const Matrix& Z, int k, const Selecti
   TopValues row_top(row_end - row_begin, row_k, lowest);
   RowPools pools(row_end - row_begin, pool_size);
   TopValues columns(n2, column_k, lowest);
-  TopCandidates reverse(0, reverse_capacity, detail::sentinel_candidate());
+  TopCandidates reverse(reverse_capacity > 0 ? n2 : 0, reverse_capacity, detail::sentinel_candidate());
   scan_pools(X, row_begin, row_end, Z, floors, source_floors, tiles, group, row_top, pools, columns, reverse);
   pools.finish(tiles.threads);
   result.means.source = gathered(group, slot_means(row_top));
