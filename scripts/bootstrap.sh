@@ -7,7 +7,7 @@ build=${1:-$root/build}
 shift || true
 
 packages=(build-essential cmake pkg-config libeigen3-dev libfasttext-dev libspdlog-dev catch2 libcli11-dev
-          libtomlplusplus-dev libicu-dev libopenblas-dev libbenchmark-dev python3-numpy python3-matplotlib clang
+          libtomlplusplus-dev libicu-dev libopenblas-dev libdnnl-dev libbenchmark-dev python3-numpy python3-matplotlib clang
           libclang-rt-14-dev zlib1g-dev libxgboost-dev python3-dev python3-pybind11 python3-pytest)
 "$root/scripts/install-packages.sh" "${packages[@]}"
 

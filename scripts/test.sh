@@ -8,8 +8,8 @@ cd "$build"
 ctest --output-on-failure -j "$(nproc)"
 # The similarity tiles have two kernels (include/termalign/scoring.h, similarity_product): OpenBLAS's where its
 # kernel on this machine rounds alike in every position of a product, else Eigen's. The suite above ran with the
-# one this environment selects (`termalign --version` names it); the scoring and alignment tests run again with
-# each kernel forced. OpenBLAS's AVX-512 kernels need OPENBLAS_CORETYPE unset; its run is skipped where the build
+# one this environment selects (`termalign --version` names it); the scoring, bf16 and alignment tests run again
+# with each kernel forced. OpenBLAS's AVX-512 kernels need OPENBLAS_CORETYPE unset; its run is skipped where the build
 # or the machine has no kernel that rounds alike.
 ./termalign --version
 for kernel in eigen openblas; do
@@ -17,6 +17,6 @@ for kernel in eigen openblas; do
     echo "OpenBLAS tiles skipped: $(env -u OPENBLAS_CORETYPE ./termalign --version)"
     continue
   fi
-  echo "== [scoring] and [align] tests with the $kernel tile kernel"
-  env -u OPENBLAS_CORETYPE TERMALIGN_TILE_KERNEL=$kernel ./termalign_tests "[scoring],[align]"
+  echo "== [scoring], [bf16] and [align] tests with the $kernel tile kernel"
+  env -u OPENBLAS_CORETYPE TERMALIGN_TILE_KERNEL=$kernel ./termalign_tests "[scoring],[bf16],[align]"
 done

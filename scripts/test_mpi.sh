@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The MPI build (TERMALIGN_WITH_MPI=ON) on the bundled sample: installs Open MPI when missing, builds termalign in
 # <build> (default build-mpi), then for several configurations compares `mpirun -np 2` and `mpirun -np 3`
-# (oversubscribed) with the single-process run byte for byte (submission and score list), and checks that a rank
+# (oversubscribed, default precision: bf16 where the CPU has it) with the single-process run in fp32 byte for byte
+# (submission and score list), and checks that a rank
 # failing on bad input ends the whole job with its error sentence and exit code, without touching the output.
 #
 #   scripts/test_mpi.sh [build-dir]          the checks (CI runs them)
@@ -37,13 +38,15 @@ declare -A variants=(
 )
 for name in default reranker mutual vocabulary limit-only; do
   read -r -a extra <<<"${variants[$name]}"
-  "$termalign" align -q "${sample[@]}" "${extra[@]}" --out "$work/$name-1.tsv" --scores "$work/$name-1.scores"
+  # The single process in fp32; the MPI runs in the default precision (bf16 where the CPU has it): the same bytes.
+  "$termalign" align -q "${sample[@]}" "${extra[@]}" --precision fp32 --out "$work/$name-1.tsv" \
+    --scores "$work/$name-1.scores"
   for np in 2 3; do
     timeout 300 mpirun -np "$np" --oversubscribe "$termalign" align -q "${sample[@]}" "${extra[@]}" \
       --out "$work/$name-$np.tsv" --scores "$work/$name-$np.scores"
     if cmp -s "$work/$name-1.tsv" "$work/$name-$np.tsv" && cmp -s "$work/$name-1.scores" "$work/$name-$np.scores"
     then
-      echo "mpi: $name, -np $np: identical to the single process ($(wc -l <"$work/$name-1.tsv") pairs)"
+      echo "mpi: $name, -np $np: identical to the single process in fp32 ($(wc -l <"$work/$name-1.tsv") pairs)"
     else
       echo "mpi: $name, -np $np: DIFFERS from the single process"
       failed=1

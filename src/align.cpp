@@ -612,6 +612,8 @@ class PipelineRun {
     tiles_.rows = config_.scoring.tile_rows;
     tiles_.cols = config_.scoring.tile_cols;
     tiles_.threads = threads_;
+    tiles_.precision = resolve_precision(config_.scoring.precision);
+    logger().info("similarity tiles in {}", describe_precision(config_.scoring.precision));
     // Smaller tiles, or a resources error (exit 5).
     guard_scoring_memory(X_.vectors, Z_.vectors, config_, tiles_, full_evidence_ ? config_.ranking.top_m : 0);
     result_.cap = submission_cap(result_.source_terms.size(), result_.target_terms.size());

@@ -174,6 +174,7 @@ CslsSelection Aligner::score(const Matrix& X, const Matrix& Z) const {
   tiles.rows = config_.scoring.tile_rows;
   tiles.cols = config_.scoring.tile_cols;
   tiles.threads = config_.scoring.threads;
+  tiles.precision = resolve_precision(config_.scoring.precision);
   SelectionOptions selection;
   selection.top_m = config_.ranking.top_m;
   selection.mutual_m = config_.ranking.mutual_m;

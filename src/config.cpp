@@ -66,6 +66,7 @@ void visit_options(Config& config, Visitor&& visit) {
   visit("scoring", "tile_cols", config.scoring.tile_cols);
   visit("scoring", "threads", config.scoring.threads);
   visit("scoring", "spill_mb", config.scoring.spill_mb);
+  visit("scoring", "precision", config.scoring.precision);
   visit("ranking", "top_m", config.ranking.top_m);
   visit("ranking", "mutual_m", config.ranking.mutual_m);
   visit("ranking", "cap", config.ranking.cap);
@@ -150,6 +151,25 @@ Dewhiten parse_dewhiten(const std::string& name) {
     if (name == to_string(value)) return value;
   }
   throw_usage_error("Unknown de-whitening '" + name + "': use none, source, target or both.");
+}
+
+const char* to_string(Precision precision) {
+  switch (precision) {
+    case Precision::fp32:
+      return "fp32";
+    case Precision::bf16:
+      return "bf16";
+    case Precision::automatic:
+      return "auto";
+  }
+  return "?";
+}
+
+Precision parse_precision(const std::string& name) {
+  for (auto value : {Precision::fp32, Precision::bf16, Precision::automatic}) {
+    if (name == to_string(value)) return value;
+  }
+  throw_usage_error("Unknown scoring precision '" + name + "': use fp32, bf16 or auto.");
 }
 
 Normalization parse_normalization(const std::string& name) {
@@ -268,6 +288,7 @@ void apply_table(const toml::table& table, const std::string& path, AlignConfig&
           if constexpr (std::is_same_v<Field, Normalization>) field = parse_normalization(value);
           if constexpr (std::is_same_v<Field, Neighbourhood>) field = parse_neighbourhood(value);
           if constexpr (std::is_same_v<Field, Dewhiten>) field = parse_dewhiten(value);
+          if constexpr (std::is_same_v<Field, Precision>) field = parse_precision(value);
         } catch (const Error& error) {
           throw_config_error(path, line, error.what());
         }
@@ -349,6 +370,7 @@ void set_option(AlignConfig& config, const std::string& name, const OptionValue&
         if constexpr (std::is_same_v<Field, Normalization>) field = parse_normalization(text);
         if constexpr (std::is_same_v<Field, Neighbourhood>) field = parse_neighbourhood(text);
         if constexpr (std::is_same_v<Field, Dewhiten>) field = parse_dewhiten(text);
+        if constexpr (std::is_same_v<Field, Precision>) field = parse_precision(text);
       } catch (const Error& error) {
         throw_usage_error(option + ": " + error.what());
       }

@@ -16,13 +16,16 @@ extern "C" int blas_thread_shutdown_(void) __attribute__((weak));
 #include <cstdlib>
 #include <functional>
 #include <limits>
+#include <map>
 #include <memory>
 #include <mutex>
 #include <random>
 #include <string>
 
+#include "detail/bf16_tiles.h"
 #include "detail/huge_pages.h"
 #include "detail/topk.h"
+#include "detail/windows.h"
 #include "termalign/distributed.h"
 #include "termalign/error.h"
 #include "termalign/logging.h"
@@ -253,14 +256,20 @@ const float* padded_rows(const Matrix& M, std::size_t first, std::size_t rows, s
 using Tile = Eigen::Map<const Matrix, 0, Eigen::OuterStride<>>;
 // visit(slot, first_row, first_col, tile): `slot` < the thread count is owned by the calling thread for the call.
 using TileVisitor = std::function<void(std::size_t, std::size_t, std::size_t, const Tile&)>;
+// block_done(slot, first_row, rows): after the last tile of a row block, on the thread that visited them.
+using BlockDone = std::function<void(std::size_t, std::size_t, std::size_t)>;
 
 // Walks the tiles of X[row_begin, row_end) Z^T (X: n1 x d, Z: n2 x d, both ranges non-empty): the row blocks are
 // shared out among `threads` threads and each thread computes its block's tiles in column order, one
 // single-threaded GEMM per tile (similarity_product) into its own buffer (allocated once per thread). first_row is
 // a row of X. No similarity value depends on the tiling, the thread count or the row range. A long walk logs its
 // progress in rows of X (Progress), named `what` ("CSLS one pass") and the sizes.
+// With tiles.precision bf16, the tiles hold bf16 products instead (Bf16Product, rows rounded to bf16 as they are
+// used, no padding): approximations within bf16_error_bound of the fp32 values, which do not depend on the tiling
+// either. block_done, when given, is called after each row block.
 void for_each_tile(const Matrix& X, std::size_t row_begin, std::size_t row_end, const Matrix& Z,
-                   const TileOptions& tiles, int threads, const char* what, const TileVisitor& visit) {
+                   const TileOptions& tiles, int threads, const char* what, const TileVisitor& visit,
+                   const BlockDone& block_done = nullptr) {
   TERMALIGN_CHECK(X.cols() == Z.cols(), "both sides must have the same dimension");
   TERMALIGN_CHECK(row_begin <= row_end && row_end <= static_cast<std::size_t>(X.rows()), "rows within X");
   const std::size_t n1 = row_end - row_begin, n2 = static_cast<std::size_t>(Z.rows());
@@ -273,7 +282,23 @@ void for_each_tile(const Matrix& X, std::size_t row_begin, std::size_t row_end, 
     detail::HugePageVector<float> similarities;  // the tile: 3.9 MB with the default tiles, in huge pages
     Eigen::VectorXf source_rows, target_rows;
     std::size_t padded_first_col = SIZE_MAX;  // the Z tile held padded in target_rows, if any
+    std::vector<detail::Bf16> source_bf16, target_bf16;  // bf16 tiles: the block's rows and the tile's, rounded
+    std::unique_ptr<detail::Bf16Product> bf16_product;
   };
+  const bool bf16 = resolve_precision(tiles.precision) == Precision::bf16;
+  // Z rounded once for all row blocks when that takes at most kRoundedOnce bytes; else each thread rounds each
+  // tile as it comes (2 % of a pass at d = 300 with the default tiles).
+  constexpr std::size_t kRoundedOnce = std::size_t{64} << 20;
+  std::vector<detail::Bf16> rounded_Z;
+  if (bf16 && n2 * static_cast<std::size_t>(dim) * sizeof(detail::Bf16) <= kRoundedOnce) {
+    rounded_Z.resize(n2 * static_cast<std::size_t>(dim));
+    constexpr std::size_t kRows = 1024;
+    parallel_for((n2 + kRows - 1) / kRows, threads, [&](std::size_t part) {
+      const std::size_t first = part * kRows * static_cast<std::size_t>(dim);
+      const std::size_t count = std::min(n2 - part * kRows, kRows) * static_cast<std::size_t>(dim);
+      detail::to_bf16(Z.data() + first, count, rounded_Z.data() + first);
+    });
+  }
   std::vector<Workspace> workspaces(static_cast<std::size_t>(threads));
   SerialEigenProducts serial_products;
   Progress progress(std::string(what) + ", rows of " + std::to_string(n1) + " x " + std::to_string(n2) + " terms",
@@ -284,8 +309,19 @@ void for_each_tile(const Matrix& X, std::size_t row_begin, std::size_t row_end, 
     if (workspace.similarities.size() == 0)
       workspace.similarities.resize(row_capacity * col_capacity);
     const std::size_t first_row = row_begin + starts[block], rows = starts[block + 1] - starts[block];
-    const auto lhs_rows = static_cast<Eigen::Index>(round_up(rows, kKernelMultiple));
-    const float* lhs = padded_rows(X, first_row, rows, row_capacity, workspace.source_rows);
+    const auto lhs_rows = static_cast<Eigen::Index>(bf16 ? rows : round_up(rows, kKernelMultiple));
+    const float* lhs = nullptr;
+    if (bf16) {
+      if (!workspace.bf16_product) {
+        workspace.bf16_product = std::make_unique<detail::Bf16Product>();
+        workspace.source_bf16.resize(row_capacity * static_cast<std::size_t>(dim));
+        workspace.target_bf16.resize(col_capacity * static_cast<std::size_t>(dim));
+      }
+      detail::to_bf16(X.data() + first_row * static_cast<std::size_t>(dim), rows * static_cast<std::size_t>(dim),
+                      workspace.source_bf16.data());
+    } else {
+      lhs = padded_rows(X, first_row, rows, row_capacity, workspace.source_rows);
+    }
     // Concurrent blocks start their sweeps at different column tiles, so that a visitor that locks a column tile
     // (scan_pools' targets' lists) seldom waits for another thread. The results do not depend on the order.
     const std::size_t col_tiles = (n2 + tile_cols - 1) / tile_cols;
@@ -293,6 +329,20 @@ void for_each_tile(const Matrix& X, std::size_t row_begin, std::size_t row_end, 
     for (std::size_t visited = 0; visited < col_tiles; ++visited) {
       const std::size_t first_col = (first_tile + visited) % col_tiles * tile_cols;
       const std::size_t cols = std::min(tile_cols, n2 - first_col);
+      if (bf16) {
+        const detail::Bf16* rhs = rounded_Z.data() + first_col * static_cast<std::size_t>(dim);
+        if (rounded_Z.empty()) {
+          detail::to_bf16(Z.data() + first_col * static_cast<std::size_t>(dim),
+                          cols * static_cast<std::size_t>(dim), workspace.target_bf16.data());
+          rhs = workspace.target_bf16.data();
+        }
+        (*workspace.bf16_product)(workspace.source_bf16.data(), lhs_rows, rhs, static_cast<Eigen::Index>(cols), dim,
+                                  workspace.similarities.data());
+        visit(slot, first_row, first_col,
+              Tile(workspace.similarities.data(), static_cast<Eigen::Index>(cols), static_cast<Eigen::Index>(rows),
+                   Eigen::OuterStride<>(lhs_rows)));
+        continue;
+      }
       const auto rhs_rows = static_cast<Eigen::Index>(round_up(cols, kKernelMultiple));
       // Only a short last tile (or a whole side that is not a multiple) is padded, once per thread while it stays.
       const float* target_rows = Z.data() + first_col * static_cast<std::size_t>(dim);
@@ -307,6 +357,7 @@ void for_each_tile(const Matrix& X, std::size_t row_begin, std::size_t row_end, 
             Tile(workspace.similarities.data(), static_cast<Eigen::Index>(cols), static_cast<Eigen::Index>(rows),
                  Eigen::OuterStride<>(lhs_rows)));
     }
+    if (block_done) block_done(slot, first_row, rows);
     progress.advance(rows);
   });
   progress.finish();
@@ -323,6 +374,14 @@ void check_tiles(const TileOptions& tiles) {
 
 void check_indexable(const Matrix& M) {
   TERMALIGN_CHECK(static_cast<std::uint64_t>(M.rows()) < detail::kNoIndex, "too many rows for 32-bit indices");
+}
+
+// The float expressions of the keys, shared by the fp32 passes, the bf16 passes' screening and their exact
+// rescoring, so that a rescored key has the fp32 pass's bits: 2 x.z - c (the pools' and the targets' lists), and
+// CSLS, 2 x.z - r_T(x) - r_S(z).
+inline float doubled_minus(float similarity, float offset) { return 2.0f * similarity - offset; }
+inline float csls_score(float similarity, float source_mean, float target_mean) {
+  return 2.0f * similarity - source_mean - target_mean;
 }
 
 // Tile rows are screened in chunks of kChunk values: one mask per chunk and structure (which values reach its
@@ -425,6 +484,353 @@ Eigen::VectorXf gathered(const ProcessGroup& group, const Eigen::VectorXf& own) 
   return Eigen::Map<const Eigen::VectorXf>(all.data(), static_cast<Eigen::Index>(all.size()));
 }
 
+// ---- The bf16 passes: windows screened on bf16 tiles, then every listed pair rescored in fp32 ----
+//
+// A bf16 pass visits the same tiles with approximations of the similarities (for_each_tile with bf16 tiles), each
+// within the proven bound E of its fp32 value, so a key 2 x.z - c is within 2 E. Each top list of the fp32 pass
+// becomes a Windows list (of the same capacity, width 2 E for similarities, 4 E for keys): what might be among the
+// list's best by fp32 value. The listed pairs are then rescored in fp32 (ExactValues: the fp32 tiles' values, bit
+// for bit) and offered to the fp32 pass's own structures, which so receive every item that they would keep in the
+// fp32 pass: they end the same, whatever else they were offered. A row's lists are rescored when its block is done;
+// a column's after the pass.
+
+// The widths of the windows of a bf16 pass over X Z^T: for similarities, twice the bound; for keys 2 x.z - c, four
+// times; each plus a margin for the float rounding of the keys (a few ulps of the keys' magnitude).
+struct Bf16Widths {
+  float values = 0, keys = 0;
+};
+
+Bf16Widths bf16_widths(const Matrix& X, const Matrix& Z, int threads) {
+  const detail::RoundingNorms x = detail::rounding_norms(X, threads), z = detail::rounding_norms(Z, threads);
+  const float bound = detail::bf16_error_bound(x, z, X.cols());
+  const float margin = 1e-5f * static_cast<float>(std::max(1.0, x.row * z.row));
+  logger().debug("bf16 tiles of {} x {} rows: similarities within {:.3g} of fp32", X.rows(), Z.rows(), bound);
+  return Bf16Widths{2 * bound + margin, 4 * bound + margin};
+}
+
+// Whether ordered_dots gives the values of the fp32 tiles bit for bit with the tile kernel in use (both sum a
+// similarity as one chain of fused multiply-adds in the order of the dimensions, OpenBLAS's AVX-512 kernels and
+// Eigen's with FMA alike): checked once per kernel on random rows of several dimensions against
+// similarity_product. Where it does not, the exact values come from padded products (ExactValues).
+bool ordered_dots_match_tiles() {
+  static std::mutex mutex;
+  static std::map<std::string, bool> checked;  // by similarity_kernel()
+  const std::string kernel = similarity_kernel();
+  std::lock_guard<std::mutex> lock(mutex);
+  const auto found = checked.find(kernel);
+  if (found != checked.end()) return found->second;
+  std::mt19937 generator(7);
+  std::normal_distribution<float> normal(0.0f, 1.0f);
+  bool match = true;
+  for (const Eigen::Index dim : {1, 5, 16, 17, 64, 100, 300, 301}) {
+    Matrix lhs(48, dim), rhs(96, dim);
+    for (Eigen::Index r = 0; r < lhs.rows(); ++r)
+      for (Eigen::Index c = 0; c < dim; ++c) lhs(r, c) = normal(generator);
+    for (Eigen::Index r = 0; r < rhs.rows(); ++r)
+      for (Eigen::Index c = 0; c < dim; ++c) rhs(r, c) = normal(generator);
+    std::vector<float> product(48 * 96), dots(96);
+    similarity_product(lhs.data(), 48, rhs.data(), 96, dim, product.data());
+    std::vector<const float*> others(96);
+    for (Eigen::Index r = 0; r < 96; ++r) others[static_cast<std::size_t>(r)] = rhs.row(r).data();
+    for (Eigen::Index i = 0; i < 48 && match; ++i) {
+      detail::ordered_dots(lhs.row(i).data(), others.data(), others.size(), dim, dots.data());
+      for (std::size_t j = 0; j < 96; ++j) match = match && dots[j] == product[j * 48 + static_cast<std::size_t>(i)];
+    }
+  }
+  logger().debug("exact values of the bf16 passes: {} ({})",
+                 match ? "ordered dot products" : "padded tile products", kernel);
+  checked.emplace(kernel, match);
+  return match;
+}
+
+// Exact values of chosen pairs, bit for bit those of the fp32 tiles: the similarities of one row of X or Z
+// (`fixed`) with chosen rows of the other side, by ordered_dots where it matches the tiles, else by one
+// similarity_product of the gathered rows, each side padded with zero rows to the kernel multiple as for_each_tile
+// pads them (the value then depends neither on the tiling nor on the row's place).
+class ExactValues {
+ public:
+  ExactValues() : ordered_(ordered_dots_match_tiles()) {}
+
+  // values[t] = the similarity of row `fixed` of `side` with row others[t] of `other_side`; `side` is X (the
+  // tiles' left-hand side) when fixed_is_source, else Z.
+  void compute(const Matrix& side, std::size_t fixed, const Matrix& other_side,
+               const std::vector<std::uint32_t>& others, bool fixed_is_source, std::vector<float>& values) {
+    values.resize(others.size());
+    if (others.empty()) return;
+    const std::size_t dim = static_cast<std::size_t>(side.cols());
+    if (ordered_) {
+      pointers_.resize(others.size());
+      for (std::size_t t = 0; t < others.size(); ++t) pointers_[t] = other_side.data() + others[t] * dim;
+      detail::ordered_dots(side.data() + fixed * dim, pointers_.data(), others.size(), side.cols(), values.data());
+      return;
+    }
+    const std::vector<std::uint32_t> one{static_cast<std::uint32_t>(fixed)};
+    const std::vector<std::uint32_t>& lhs_rows = fixed_is_source ? one : others;
+    const std::vector<std::uint32_t>& rhs_rows = fixed_is_source ? others : one;
+    const Matrix& X = fixed_is_source ? side : other_side;
+    const Matrix& Z = fixed_is_source ? other_side : side;
+    const std::size_t lhs_padded = round_up(lhs_rows.size(), kKernelMultiple);
+    const std::size_t rhs_padded = round_up(rhs_rows.size(), kKernelMultiple);
+    gather(X, lhs_rows, lhs_padded, lhs_);
+    gather(Z, rhs_rows, rhs_padded, rhs_);
+    if (out_.size() < lhs_padded * rhs_padded) out_.resize(lhs_padded * rhs_padded);
+    similarity_product(lhs_.data(), static_cast<Eigen::Index>(lhs_padded), rhs_.data(),
+                       static_cast<Eigen::Index>(rhs_padded), side.cols(), out_.data());
+    for (std::size_t t = 0; t < others.size(); ++t) values[t] = fixed_is_source ? out_[t * lhs_padded] : out_[t];
+  }
+
+ private:
+  static void gather(const Matrix& M, const std::vector<std::uint32_t>& rows, std::size_t padded,
+                     std::vector<float, Eigen::aligned_allocator<float>>& out) {
+    const std::size_t dim = static_cast<std::size_t>(M.cols());
+    out.assign(padded * dim, 0.0f);
+    for (std::size_t r = 0; r < rows.size(); ++r)
+      std::copy(M.data() + rows[r] * dim, M.data() + (rows[r] + 1) * dim, out.data() + r * dim);
+  }
+
+  bool ordered_;
+  std::vector<const float*> pointers_;
+  std::vector<float, Eigen::aligned_allocator<float>> lhs_, rhs_, out_;
+};
+
+// Sorted, without repeats.
+void sort_unique(std::vector<std::uint32_t>& indices) {
+  std::sort(indices.begin(), indices.end());
+  indices.erase(std::unique(indices.begin(), indices.end()), indices.end());
+}
+
+// Rescoring of one slot (a row of X or of Z) whose windows list rows of the other side: offer(w, index, value)
+// for each listed item with its exact value (w: which window), each item rescored once.
+template <typename Offer>
+void rescore_slot(const Matrix& side, std::size_t slot, std::size_t fixed, const Matrix& other_side,
+                  bool fixed_is_source, const std::vector<detail::Windows*>& windows, ExactValues& exact,
+                  std::vector<std::uint32_t>& others, std::vector<float>& values, Offer&& offer) {
+  others.clear();
+  detail::Windows::Span lists[2];
+  TERMALIGN_CHECK(windows.size() <= 2, "at most two windows per slot");
+  for (std::size_t w = 0; w < windows.size(); ++w) {
+    lists[w] = windows[w]->finished(slot);
+    for (const auto& entry : lists[w]) others.push_back(entry.index);
+  }
+  sort_unique(others);
+  exact.compute(side, fixed, other_side, others, fixed_is_source, values);
+  for (std::size_t w = 0; w < windows.size(); ++w)
+    for (const auto& entry : lists[w]) {
+      const auto at = std::lower_bound(others.begin(), others.end(), entry.index) - others.begin();
+      offer(w, entry.index, values[static_cast<std::size_t>(at)]);
+    }
+}
+
+// The rows [first_row, first_row + rows) of X, whose windows (slots 0 .. rows - 1 of each of `windows`, listing
+// columns of Z) are complete: offer(w, r, column, value) for each listed pair with its exact value (w: which
+// window, r: the row's slot). The slots are then cleared for the next block.
+template <typename Offer>
+void rescore_rows(const Matrix& X, std::size_t first_row, std::size_t rows, const Matrix& Z,
+                  const std::vector<detail::Windows*>& windows, ExactValues& exact, Offer&& offer) {
+  std::vector<std::uint32_t> others;
+  std::vector<float> values;
+  for (std::size_t r = 0; r < rows; ++r) {
+    rescore_slot(X, r, first_row + r, Z, true, windows, exact, others, values,
+                 [&](std::size_t w, std::uint32_t column, float value) { offer(w, r, column, value); });
+    for (detail::Windows* w : windows) w->clear(r);
+  }
+}
+
+// Every column of Z, whose windows (a slot per column, listing rows of X) are complete: offer(w, column, row,
+// value) for each listed pair with its exact value, the columns shared out among `threads` threads. Each column's
+// lists are freed once offered.
+template <typename Offer>
+void rescore_columns(const Matrix& X, const Matrix& Z, const std::vector<detail::Windows*>& windows, int threads,
+                     Offer&& offer) {
+  constexpr std::size_t kColumns = 256;  // per parallel item
+  const std::size_t n2 = static_cast<std::size_t>(Z.rows());
+  PerSlot<ExactValues> exact(static_cast<std::size_t>(threads), [] { return ExactValues(); });
+  SerialEigenProducts serial_products;
+  constexpr std::size_t kChunk = detail::Windows::kChunkSlots;
+  static_assert(kChunk % kColumns == 0, "whole groups per chunk");
+  for (std::size_t first = 0; first < n2; first += kChunk) {
+    const std::size_t end = std::min(n2, first + kChunk);
+    parallel_for((end - first + kColumns - 1) / kColumns, threads, [&](std::size_t group) {
+      ExactValues& values_of = exact[static_cast<std::size_t>(current_thread()) % static_cast<std::size_t>(threads)];
+      std::vector<std::uint32_t> others;
+      std::vector<float> values;
+      for (std::size_t column = first + group * kColumns; column < std::min(end, first + (group + 1) * kColumns);
+           ++column)
+        rescore_slot(Z, column, column, X, false, windows, values_of, others, values,
+                     [&](std::size_t w, std::uint32_t row, float value) { offer(w, column, row, value); });
+    });
+    for (detail::Windows* w : windows) w->release_chunk(first);  // memory the exact lists may take
+  }
+}
+
+// Locks of the column tiles, for lists shared by the threads (for_each_tile staggers their sweeps).
+class ColumnTileLocks {
+ public:
+  ColumnTileLocks(std::size_t n2, const TileOptions& tiles, bool wanted)
+      : tile_cols_(std::max<std::size_t>(tile_extent(tiles.cols, n2), 1)),
+        locks_(wanted ? (n2 + tile_cols_ - 1) / tile_cols_ : 0) {}
+  std::unique_lock<std::mutex> lock(std::size_t first_col) {
+    if (locks_.empty()) return {};
+    return std::unique_lock<std::mutex>(locks_[first_col / tile_cols_]);
+  }
+
+ private:
+  std::size_t tile_cols_;
+  std::vector<std::mutex> locks_;
+};
+
+// Spare entries of a window: rows are few at a time (a block per thread); columns all at once, so a column's
+// window keeps fewer spare entries when they are many (more compactions, less memory): as many as 64 MiB of
+// windows allow, between keep / 2 + 8 and 2 keep + 32.
+constexpr std::size_t kRowSpare(std::size_t keep) { return 3 * keep + 32; }
+std::size_t column_spare(std::size_t keep, std::size_t columns) {
+  constexpr std::size_t kBudget = std::size_t{64} << 20;  // bytes of windows beyond which spares shrink
+  const std::size_t affordable = kBudget / (std::max<std::size_t>(columns, 1) * sizeof(detail::Windows::Entry));
+  const std::size_t least = keep / 2 + 8, most = 2 * keep + 32;
+  return std::min(most, std::max(least, affordable > keep ? affordable - keep : 0));
+}
+
+// Starting thresholds for fresh windows, from the tile at hand: the maxima of `keep` disjoint groups of a slot's
+// items are `keep` different items, so the smallest of them is at most the slot's keep-th largest key
+// (Windows::raise). One vectorised pass over the tile for the rows of a block (each row's keys in the tile: factor
+// x.z_j - offsets[j] - row_offsets[i], either may be null for 0), instead of the appends and compactions that would
+// raise the thresholds from -inf.
+void raise_rows_from_tile(const Tile& tile, float factor, const float* offsets, const float* row_offsets,
+                          detail::Windows& windows, std::vector<float>& maxima, std::vector<float>& smallest) {
+  const std::size_t keep = windows.keep();
+  const auto cols = static_cast<std::size_t>(tile.rows()), rows = static_cast<std::size_t>(tile.cols());
+  if (keep == 0 || cols < keep) return;
+  smallest.assign(rows, std::numeric_limits<float>::infinity());
+  maxima.resize(rows);
+  for (std::size_t group = 0; group < keep; ++group) {
+    std::fill(maxima.begin(), maxima.end(), -std::numeric_limits<float>::infinity());
+    for (std::size_t j = cols * group / keep; j < cols * (group + 1) / keep; ++j) {
+      const float* values = tile.row(static_cast<Eigen::Index>(j)).data();
+      const float offset = offsets == nullptr ? 0.0f : offsets[j];
+      float* m = maxima.data();
+      for (std::size_t i = 0; i < rows; ++i) m[i] = std::max(m[i], factor * values[i] - offset);
+    }
+    for (std::size_t i = 0; i < rows; ++i) smallest[i] = std::min(smallest[i], maxima[i]);
+  }
+  for (std::size_t i = 0; i < rows; ++i) windows.raise(i, smallest[i] - (row_offsets == nullptr ? 0.0f : row_offsets[i]));
+}
+
+// The same bound for a column whose window is fresh, from its keys in the tile, factor x_i.z - offsets[i] (offsets
+// indexed by the tile's rows, may be null): applied with the column's offers, under the tile's lock.
+float column_bound_from_tile(const float* values, std::size_t rows, float factor, const float* offsets,
+                             std::size_t keep) {
+  if (keep == 0 || rows < keep) return -std::numeric_limits<float>::infinity();
+  float smallest = std::numeric_limits<float>::infinity();
+  for (std::size_t group = 0; group < keep; ++group) {
+    float largest = -std::numeric_limits<float>::infinity();
+    for (std::size_t i = rows * group / keep; i < rows * (group + 1) / keep; ++i)
+      largest = std::max(largest, factor * values[i] - (offsets == nullptr ? 0.0f : offsets[i]));
+    smallest = std::min(smallest, largest);
+  }
+  return smallest;
+}
+
+// A thread's offers to the shared column windows from one tile, screened against the columns' thresholds as the
+// thread last saw them (lower than or equal to the current ones, so nothing wanted is missed), then made under the
+// column tile's lock in one go: the lock is held for the offers only, not for the tile's screening.
+class PendingOffers {
+ public:
+  struct Offer {
+    std::uint32_t column, row;
+    float key;
+    std::uint32_t window;  // which of the columns' windows
+  };
+  void add(std::size_t column, std::size_t row, float key, std::uint32_t window) {
+    offers_.push_back(Offer{static_cast<std::uint32_t>(column), static_cast<std::uint32_t>(row), key, window});
+  }
+  // A bound for Windows::raise, applied before the offers.
+  void raise(std::size_t column, float bound, std::uint32_t window) {
+    raises_.push_back(Offer{static_cast<std::uint32_t>(column), 0, bound, window});
+  }
+  bool empty() const { return offers_.empty() && raises_.empty(); }
+  template <typename Raise, typename Make>
+  void flush(Raise&& raise, Make&& make) {
+    for (const Offer& bound : raises_) raise(bound);
+    for (const Offer& offer : offers_) make(offer);
+    raises_.clear();
+    offers_.clear();
+  }
+  // Scratch for the rows' bounds (raise_rows_from_tile).
+  std::vector<float> maxima, smallest;
+
+ private:
+  std::vector<Offer> offers_, raises_;
+};
+
+bool bf16_tiles(const TileOptions& tiles) { return resolve_precision(tiles.precision) == Precision::bf16; }
+
+// The bf16 pass of scan_neighbourhoods over this process's rows [row_begin, row_end) (both sides non-empty): fills
+// row_top as the fp32 pass does and returns the columns' lists (column_k largest values of each row of Z; an empty
+// set when column_k is 0), this process's part, as the fp32 pass's merged per-thread lists.
+TopValues scan_neighbourhoods_bf16(const Matrix& X, std::size_t row_begin, std::size_t row_end, const Matrix& Z,
+                                   const TileOptions& tiles, int threads, const char* what, TopValues& row_top,
+                                   std::size_t column_k) {
+  const std::size_t n2 = static_cast<std::size_t>(Z.rows());
+  const bool with_columns = column_k > 0;
+  const Bf16Widths widths = bf16_widths(X, Z, threads);
+  const std::size_t block_rows = tile_extent(tiles.rows, row_end - row_begin);
+  PerSlot<detail::Windows> row_windows(static_cast<std::size_t>(threads), [&] {
+    return detail::Windows(block_rows, row_top.capacity(), widths.values, kRowSpare(row_top.capacity()));
+  });
+  detail::Windows column_windows(with_columns ? n2 : 0, column_k, widths.values, column_spare(column_k, n2));
+  ColumnTileLocks locks(n2, tiles, with_columns);
+  PerSlot<ExactValues> exact(static_cast<std::size_t>(threads), [] { return ExactValues(); });
+  PerSlot<PendingOffers> pending(static_cast<std::size_t>(threads), [] { return PendingOffers(); });
+  const auto visit = [&](std::size_t slot, std::size_t first_row, std::size_t first_col, const Tile& tile) {
+    detail::Windows& rows = row_windows[slot];
+    PendingOffers& to_columns = pending[slot];
+    constexpr float kFresh = -std::numeric_limits<float>::infinity();
+    if (rows.thresholds()[0] == kFresh)
+      raise_rows_from_tile(tile, 1.0f, nullptr, nullptr, rows, to_columns.maxima, to_columns.smallest);
+    for (Eigen::Index j = 0; j < tile.rows(); ++j) {
+      const std::size_t column = first_col + static_cast<std::size_t>(j);
+      const float* similarities = tile.row(j).data();
+      float column_threshold = with_columns ? column_windows.threshold(column) : 0.0f;
+      if (with_columns && column_threshold == kFresh) {
+        const float bound = column_bound_from_tile(similarities, static_cast<std::size_t>(tile.cols()), 1.0f,
+                                                   nullptr, column_k);
+        column_threshold = bound - widths.values;
+        to_columns.raise(column, bound, 0);
+      }
+      for (Eigen::Index chunk = 0; chunk < tile.cols(); chunk += kChunk) {
+        const Eigen::Index count = std::min(kChunk, tile.cols() - chunk);
+        const float* values = similarities + chunk;
+        const std::uint32_t to_rows = reaching(values, count, rows.thresholds() + chunk);
+        const std::uint32_t to_column = with_columns ? reaching(values, count, column_threshold) : 0;
+        if ((to_rows | to_column) == 0) continue;
+        for_each_bit(to_rows, [&](Eigen::Index t) {
+          rows.offer(static_cast<std::size_t>(chunk + t), values[t], static_cast<std::uint32_t>(column));
+        });
+        for_each_bit(to_column, [&](Eigen::Index t) {
+          to_columns.add(column, first_row + static_cast<std::size_t>(chunk + t), values[t], 0);
+        });
+      }
+    }
+    if (!to_columns.empty()) {
+      const std::unique_lock<std::mutex> lock = locks.lock(first_col);
+      to_columns.flush([&](const PendingOffers::Offer& o) { column_windows.raise(o.column, o.key); },
+                       [&](const PendingOffers::Offer& o) { column_windows.offer(o.column, o.key, o.row); });
+    }
+  };
+  const auto block_done = [&](std::size_t slot, std::size_t first_row, std::size_t rows) {
+    rescore_rows(X, first_row, rows, Z, {&row_windows[slot]}, exact[slot],
+                 [&](std::size_t, std::size_t r, std::uint32_t, float value) {
+                   row_top.offer(first_row - row_begin + r, value);
+                 });
+  };
+  for_each_tile(X, row_begin, row_end, Z, tiles, threads, what, visit, block_done);
+  TopValues columns(with_columns ? n2 : 0, column_k, -std::numeric_limits<float>::infinity());
+  if (with_columns)
+    rescore_columns(X, Z, {&column_windows}, threads,
+                    [&](std::size_t, std::size_t column, std::uint32_t, float value) { columns.offer(column, value); });
+  return columns;
+}
+
 // One pass over the tiles of this process's share of X's rows, keeping the k largest similarities of each of its
 // rows and, when `with_columns`, of each row of Z (per-thread, then per-process column structures merged). k is
 // clipped to the other side's size. Every process gets the means of all rows.
@@ -444,9 +850,14 @@ NeighbourhoodMeans scan_neighbourhoods(const Matrix& X, const Matrix& Z, int k, 
   PerSlot<TopValues> column_top(static_cast<std::size_t>(threads),
                                 [&] { return TopValues(n2, column_k, lowest); });
   SharedBounds shared_bounds(with_columns ? n2 : 0);
-  if (row_end > row_begin && n2 > 0) {
+  const char* what = with_columns ? "CSLS neighbourhoods" : "nearest neighbours";
+  std::unique_ptr<TopValues> bf16_columns;  // the bf16 pass's column lists, this process's part
+  if (row_end > row_begin && n2 > 0 && bf16_tiles(tiles)) {
+    bf16_columns = std::make_unique<TopValues>(
+        scan_neighbourhoods_bf16(X, row_begin, row_end, Z, tiles, threads, what, row_top, column_k));
+  } else if (row_end > row_begin && n2 > 0) {
     for_each_tile(
-        X, row_begin, row_end, Z, tiles, threads, with_columns ? "CSLS neighbourhoods" : "nearest neighbours",
+        X, row_begin, row_end, Z, tiles, threads, what,
         [&](std::size_t slot, std::size_t first_row, std::size_t first_col, const Tile& tile) {
           TopValues& columns = column_top[slot];
           const std::size_t first_slot = first_row - row_begin;
@@ -476,11 +887,116 @@ NeighbourhoodMeans scan_neighbourhoods(const Matrix& X, const Matrix& Z, int k, 
   NeighbourhoodMeans means;
   means.source = gathered(group, slot_means(row_top));
   if (with_columns) {
-    TopValues columns = column_top.merged();
+    TopValues columns = bf16_columns ? std::move(*bf16_columns) : column_top.merged();
     merge_across(group, columns);
     means.target = slot_means(columns);
   }
   return means;
+}
+
+// The bf16 pass of scan_pools (same arguments, same results; `floors` and `source_floors` are exact), but for
+// `reverse`, which may come with no slots: it is made here, after the pass, with a slot per column.
+void scan_pools_bf16(const Matrix& X, std::size_t row_begin, std::size_t row_end, const Matrix& Z,
+                     const Eigen::VectorXf& floors, const Eigen::VectorXf& source_floors, const TileOptions& tiles,
+                     int threads, TopValues& row_top, RowPools& pool, TopValues& columns, TopCandidates& reverse) {
+  const std::size_t n2 = static_cast<std::size_t>(Z.rows());
+  const bool with_reverse = reverse.capacity() > 0;
+  const Bf16Widths widths = bf16_widths(X, Z, threads);
+  const std::size_t block_rows = tile_extent(tiles.rows, row_end - row_begin);
+  struct RowWindows {
+    detail::Windows values, pool;
+  };
+  PerSlot<RowWindows> row_windows(static_cast<std::size_t>(threads), [&] {
+    return RowWindows{detail::Windows(block_rows, row_top.capacity(), widths.values, kRowSpare(row_top.capacity())),
+                      detail::Windows(block_rows, pool.capacity(), widths.keys, kRowSpare(pool.capacity()))};
+  });
+  detail::Windows column_windows(n2, columns.capacity(), widths.values, column_spare(columns.capacity(), n2));
+  detail::Windows reverse_windows(with_reverse ? n2 : 0, reverse.capacity(), widths.keys,
+                                  column_spare(reverse.capacity(), n2));
+  ColumnTileLocks locks(n2, tiles, true);
+  PerSlot<PendingOffers> pending(static_cast<std::size_t>(threads), [] { return PendingOffers(); });
+  PerSlot<ExactValues> exact(static_cast<std::size_t>(threads), [] { return ExactValues(); });
+  const auto visit = [&](std::size_t slot, std::size_t first_row, std::size_t first_col, const Tile& tile) {
+    RowWindows& rows = row_windows[slot];
+    PendingOffers& to_columns = pending[slot];
+    float keys[kChunk], reverse_keys[kChunk];
+    const float* row_floors = with_reverse ? source_floors.data() + first_row : nullptr;
+    constexpr float kFresh = -std::numeric_limits<float>::infinity();
+    if (rows.values.thresholds()[0] == kFresh) {
+      raise_rows_from_tile(tile, 1.0f, nullptr, nullptr, rows.values, to_columns.maxima, to_columns.smallest);
+      raise_rows_from_tile(tile, 2.0f, floors.data() + first_col, nullptr, rows.pool, to_columns.maxima,
+                           to_columns.smallest);
+    }
+    const auto tile_rows = static_cast<std::size_t>(tile.cols());
+    for (Eigen::Index j = 0; j < tile.rows(); ++j) {
+      const std::size_t column = first_col + static_cast<std::size_t>(j);
+      const auto target = static_cast<std::uint32_t>(column);
+      const float* similarities = tile.row(j).data();
+      const float floor = floors[static_cast<Eigen::Index>(column)];
+      float column_threshold = column_windows.threshold(column);
+      if (column_threshold == kFresh) {
+        const float bound = column_bound_from_tile(similarities, tile_rows, 1.0f, nullptr, columns.capacity());
+        column_threshold = bound - widths.values;
+        to_columns.raise(column, bound, 0);
+      }
+      float reverse_threshold = with_reverse ? reverse_windows.threshold(column) : 0.0f;
+      if (with_reverse && reverse_threshold == kFresh) {
+        const float bound = column_bound_from_tile(similarities, tile_rows, 2.0f, row_floors, reverse.capacity());
+        reverse_threshold = bound - widths.keys;
+        to_columns.raise(column, bound, 1);
+      }
+      for (Eigen::Index chunk = 0; chunk < tile.cols(); chunk += kChunk) {
+        const Eigen::Index count = std::min(kChunk, tile.cols() - chunk);
+        const float* values = similarities + chunk;
+        for (Eigen::Index t = 0; t < count; ++t) keys[t] = doubled_minus(values[t], floor);
+        const std::uint32_t to_rows = reaching(values, count, rows.values.thresholds() + chunk);
+        const std::uint32_t to_pool = reaching(keys, count, rows.pool.thresholds() + chunk);
+        const std::uint32_t to_column = reaching(values, count, column_threshold);
+        std::uint32_t to_reverse = 0;
+        if (with_reverse) {
+          for (Eigen::Index t = 0; t < count; ++t) reverse_keys[t] = doubled_minus(values[t], row_floors[chunk + t]);
+          to_reverse = reaching(reverse_keys, count, reverse_threshold);
+        }
+        if ((to_rows | to_pool | to_column | to_reverse) == 0) continue;
+        const auto source = [&](Eigen::Index t) {
+          return static_cast<std::uint32_t>(first_row + static_cast<std::size_t>(chunk + t));
+        };
+        for_each_bit(to_rows, [&](Eigen::Index t) {
+          rows.values.offer(static_cast<std::size_t>(chunk + t), values[t], target);
+        });
+        for_each_bit(to_pool, [&](Eigen::Index t) { rows.pool.offer(static_cast<std::size_t>(chunk + t), keys[t], target); });
+        for_each_bit(to_column, [&](Eigen::Index t) { to_columns.add(column, source(t), values[t], 0); });
+        for_each_bit(to_reverse, [&](Eigen::Index t) { to_columns.add(column, source(t), reverse_keys[t], 1); });
+      }
+    }
+    if (!to_columns.empty()) {
+      const std::unique_lock<std::mutex> lock = locks.lock(first_col);
+      to_columns.flush(
+          [&](const PendingOffers::Offer& o) { (o.window == 0 ? column_windows : reverse_windows).raise(o.column, o.key); },
+          [&](const PendingOffers::Offer& o) {
+            (o.window == 0 ? column_windows : reverse_windows).offer(o.column, o.key, o.row);
+          });
+    }
+  };
+  // The exact offers compute the keys as the fp32 pass does.
+  const auto block_done = [&](std::size_t slot, std::size_t first_row, std::size_t rows) {
+    RowWindows& windows = row_windows[slot];
+    rescore_rows(X, first_row, rows, Z, {&windows.values, &windows.pool}, exact[slot],
+                 [&](std::size_t w, std::size_t r, std::uint32_t column, float value) {
+                   const std::size_t row_slot = first_row - row_begin + r;
+                   if (w == 0) return row_top.offer(row_slot, value);
+                   pool.offer(row_slot, doubled_minus(value, floors[static_cast<Eigen::Index>(column)]), value, column);
+                 });
+  };
+  for_each_tile(X, row_begin, row_end, Z, tiles, threads, "CSLS one pass", visit, block_done);
+  if (with_reverse) reverse = TopCandidates(n2, reverse.capacity(), detail::sentinel_candidate());
+  std::vector<detail::Windows*> column_lists{&column_windows};
+  if (with_reverse) column_lists.push_back(&reverse_windows);
+  rescore_columns(X, Z, column_lists, threads, [&](std::size_t w, std::size_t column, std::uint32_t row, float value) {
+    if (w == 0) return columns.offer(column, value);
+    reverse.offer(column, Candidate{doubled_minus(value, source_floors[static_cast<Eigen::Index>(row)]), value, row,
+                                    static_cast<std::uint32_t>(column)});
+  });
 }
 
 // The fused pass of csls_select over this process's share [row_begin, row_end) of X's rows: each row keeps its
@@ -497,6 +1013,16 @@ void scan_pools(const Matrix& X, std::size_t row_begin, std::size_t row_end, con
   const int threads = resolve_threads(tiles.threads);
   const std::size_t n2 = static_cast<std::size_t>(Z.rows()), column_k = columns.capacity();
   const bool with_reverse = reverse.capacity() > 0;
+  if (bf16_tiles(tiles)) {
+    if (row_end > row_begin)
+      scan_pools_bf16(X, row_begin, row_end, Z, floors, source_floors, tiles, threads, row_top, pool, columns,
+                      reverse);
+    if (with_reverse && reverse.slots() != n2)  // a process without rows
+      reverse = TopCandidates(n2, reverse.capacity(), detail::sentinel_candidate());
+    merge_across(group, columns);
+    if (with_reverse) merge_across(group, reverse);
+    return;
+  }
   PerSlot<TopValues> column_top(static_cast<std::size_t>(threads), [&] {
     return TopValues(n2, column_k, -std::numeric_limits<float>::infinity());
   });
@@ -526,7 +1052,7 @@ void scan_pools(const Matrix& X, std::size_t row_begin, std::size_t row_end, con
             for (Eigen::Index chunk = 0; chunk < tile.cols(); chunk += kChunk) {
               const Eigen::Index count = std::min(kChunk, tile.cols() - chunk);
               const float* values = similarities + chunk;
-              for (Eigen::Index t = 0; t < count; ++t) keys[t] = 2.0f * values[t] - floor;
+              for (Eigen::Index t = 0; t < count; ++t) keys[t] = doubled_minus(values[t], floor);
               const std::uint32_t to_rows = reaching(values, count, row_bounds + chunk);
               const std::uint32_t to_column =
                   reaching(values, count, std::max(column_values.bounds()[column], shared_bound));
@@ -534,7 +1060,7 @@ void scan_pools(const Matrix& X, std::size_t row_begin, std::size_t row_end, con
               const std::uint32_t to_pool = reaching(keys, count, pool_bounds + chunk);
               std::uint32_t to_reverse = 0;
               if (with_reverse) {
-                for (Eigen::Index t = 0; t < count; ++t) reverse_keys[t] = 2.0f * values[t] - row_floors[chunk + t];
+                for (Eigen::Index t = 0; t < count; ++t) reverse_keys[t] = doubled_minus(values[t], row_floors[chunk + t]);
                 to_reverse = reaching(reverse_keys, count, reverse.bounds()[column]);
               }
               if ((to_rows | to_column | to_pool | to_reverse) == 0) continue;
@@ -560,6 +1086,51 @@ void scan_pools(const Matrix& X, std::size_t row_begin, std::size_t row_end, con
   if (with_reverse) merge_across(group, reverse);
 }
 
+// The bf16 pass of select_csls_candidates for per-source lists only: row_top (a slot per row of this process's
+// share [row_begin, row_end)) ends as the fp32 pass leaves it.
+void select_rows_bf16(const Matrix& X, std::size_t row_begin, std::size_t row_end, const Matrix& Z,
+                      const NeighbourhoodMeans& means, const TileOptions& tiles, int threads, TopCandidates& row_top) {
+  const Bf16Widths widths = bf16_widths(X, Z, threads);
+  const std::size_t block_rows = tile_extent(tiles.rows, row_end - row_begin);
+  PerSlot<detail::Windows> row_windows(static_cast<std::size_t>(threads), [&] {
+    return detail::Windows(block_rows, row_top.capacity(), widths.keys, kRowSpare(row_top.capacity()));
+  });
+  PerSlot<ExactValues> exact(static_cast<std::size_t>(threads), [] { return ExactValues(); });
+  const float* source_means = means.source.data();
+  const float* target_means = means.target.data();
+  std::vector<std::vector<float>> maxima(static_cast<std::size_t>(threads)), smallest(maxima.size());
+  const auto visit = [&](std::size_t slot, std::size_t first_row, std::size_t first_col, const Tile& tile) {
+    detail::Windows& rows = row_windows[slot];
+    const float* row_means = source_means + first_row;
+    float scores[kChunk];
+    if (rows.thresholds()[0] == -std::numeric_limits<float>::infinity())
+      raise_rows_from_tile(tile, 2.0f, target_means + first_col, row_means, rows, maxima[slot], smallest[slot]);
+    for (Eigen::Index j = 0; j < tile.rows(); ++j) {
+      const std::size_t column = first_col + static_cast<std::size_t>(j);
+      const float* similarities = tile.row(j).data();
+      const float target_mean = target_means[column];
+      for (Eigen::Index chunk = 0; chunk < tile.cols(); chunk += kChunk) {
+        const Eigen::Index count = std::min(kChunk, tile.cols() - chunk);
+        for (Eigen::Index t = 0; t < count; ++t)
+          scores[t] = csls_score(similarities[chunk + t], row_means[chunk + t], target_mean);
+        for_each_bit(reaching(scores, count, rows.thresholds() + chunk), [&](Eigen::Index t) {
+          rows.offer(static_cast<std::size_t>(chunk + t), scores[t], static_cast<std::uint32_t>(column));
+        });
+      }
+    }
+  };
+  // The exact offers compute the score as the fp32 pass does.
+  const auto block_done = [&](std::size_t slot, std::size_t first_row, std::size_t rows) {
+    rescore_rows(X, first_row, rows, Z, {&row_windows[slot]}, exact[slot],
+                 [&](std::size_t, std::size_t r, std::uint32_t column, float value) {
+                   const float score = csls_score(value, source_means[first_row + r], target_means[column]);
+                   row_top.offer(first_row - row_begin + r,
+                                 Candidate{score, value, static_cast<std::uint32_t>(first_row + r), column});
+                 });
+  };
+  for_each_tile(X, row_begin, row_end, Z, tiles, threads, "CSLS selection", visit, block_done);
+}
+
 // Each target's kept sources (the reverse lists of scan_pools) scored by CSLS, its `m` best: grouped by target in
 // ascending order, each group in ranks_before order.
 std::vector<Candidate> reverse_lists(const TopCandidates& reverse, const NeighbourhoodMeans& means, std::size_t m) {
@@ -570,8 +1141,8 @@ std::vector<Candidate> reverse_lists(const TopCandidates& reverse, const Neighbo
     list.clear();
     for (const Candidate* c = reverse.begin(column); c != reverse.end(column); ++c) {
       if (c->source == detail::kNoIndex) continue;
-      list.push_back(Candidate{2.0f * c->cosine - means.source[static_cast<Eigen::Index>(c->source)] -
-                                   means.target[static_cast<Eigen::Index>(column)],
+      list.push_back(Candidate{csls_score(c->cosine, means.source[static_cast<Eigen::Index>(c->source)],
+                                          means.target[static_cast<Eigen::Index>(column)]),
                                c->cosine, c->source, c->target});
     }
     std::sort(list.begin(), list.end(), detail::RanksBefore());
@@ -639,7 +1210,7 @@ std::vector<Candidate> select_csls_candidates(const Matrix& X, const Matrix& Z, 
           for (Eigen::Index chunk = 0; chunk < tile.cols(); chunk += kChunk) {
             const Eigen::Index count = std::min(kChunk, tile.cols() - chunk);
             for (Eigen::Index t = 0; t < count; ++t)
-              scores[t] = 2.0f * similarities[chunk + t] - row_means[chunk + t] - target_mean;
+              scores[t] = csls_score(similarities[chunk + t], row_means[chunk + t], target_mean);
             // >=: an equal score may still rank before a bound by its indices; offer() decides. Disabled lists
             // have bounds of +inf, which no score reaches.
             const std::uint32_t to_rows = reaching(scores, count, row_bounds + chunk);
@@ -661,7 +1232,14 @@ std::vector<Candidate> select_csls_candidates(const Matrix& X, const Matrix& Z, 
           }
         }
       };
-  if (row_end > row_begin) for_each_tile(X, row_begin, row_end, Z, tiles, threads, "CSLS selection", visit);
+  // bf16 tiles for per-source lists alone; the target and overall lists take the fp32 tiles.
+  if (row_end > row_begin && bf16_tiles(tiles) && per_target == 0 && overall == 0) {
+    select_rows_bf16(X, row_begin, row_end, Z, means, tiles, threads, row_top);
+  } else if (row_end > row_begin) {
+    TileOptions fp32 = tiles;
+    fp32.precision = Precision::fp32;
+    for_each_tile(X, row_begin, row_end, Z, fp32, threads, "CSLS selection", visit);
+  }
 
   std::vector<Candidate> kept;
   const auto keep_real = [&](const TopCandidates& top, std::size_t slot, const TopCandidates* within) {
@@ -736,9 +1314,12 @@ CslsSelection csls_select(const Matrix& X, const Matrix& Z, int k, const Selecti
 
   const float lowest = -std::numeric_limits<float>::infinity();
   TopValues row_top(row_end - row_begin, row_k, lowest);
-  RowPools pools(row_end - row_begin, pool_size);
+  // The bf16 pass offers each row's pool only the items of its window (a few more than the pool keeps), rescored:
+  // a smaller buffer; and it makes the targets' lists once its windows are done (scan_pools_bf16).
+  const bool bf16 = bf16_tiles(tiles);
+  RowPools pools(row_end - row_begin, pool_size, bf16 ? pool_size + pool_size / 2 + 8 : 0);
   TopValues columns(n2, column_k, lowest);
-  TopCandidates reverse(reverse_capacity > 0 ? n2 : 0, reverse_capacity, detail::sentinel_candidate());
+  TopCandidates reverse(reverse_capacity > 0 && !bf16 ? n2 : 0, reverse_capacity, detail::sentinel_candidate());
   scan_pools(X, row_begin, row_end, Z, floors, source_floors, tiles, group, row_top, pools, columns, reverse);
   pools.finish(tiles.threads);
   result.means.source = gathered(group, slot_means(row_top));
@@ -756,7 +1337,7 @@ CslsSelection csls_select(const Matrix& X, const Matrix& Z, int k, const Selecti
   parallel_for(pools.slots(), threads, [&](std::size_t slot) {
     const float row_mean = result.means.source[static_cast<Eigen::Index>(row_begin + slot)];
     std::vector<Candidate> best = pools.candidates(slot, static_cast<std::uint32_t>(row_begin + slot));
-    for (Candidate& c : best) c.score = 2.0f * c.cosine - row_mean - target_means[c.target];
+    for (Candidate& c : best) c.score = csls_score(c.cosine, row_mean, target_means[c.target]);
     std::partial_sort(best.begin(), best.begin() + static_cast<std::ptrdiff_t>(per_source), best.end(),
                       detail::RanksBefore());
     best.resize(per_source);

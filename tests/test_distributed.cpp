@@ -13,6 +13,7 @@
 
 #include "termalign/distributed.h"
 #include "termalign/error.h"
+#include "scoring_helpers.h"
 #include "termalign/scoring.h"
 
 using termalign::Candidate;
@@ -21,6 +22,7 @@ using termalign::NeighbourhoodMeans;
 using termalign::ProcessGroup;
 using termalign::SelectionOptions;
 using termalign::TileOptions;
+using termalign::testing::random_unit_rows;
 
 namespace {
 
@@ -138,17 +140,6 @@ void run_ranks(int size, Body body) {
   for (auto& thread : threads) thread.join();
   for (const auto& failure : failures)
     if (failure) std::rethrow_exception(failure);
-}
-
-Matrix random_unit_rows(int rows, int dim, unsigned seed) {
-  std::mt19937 generator(seed);
-  std::normal_distribution<float> normal(0.0f, 1.0f);
-  Matrix M(rows, dim);
-  for (int i = 0; i < rows; ++i) {
-    for (int c = 0; c < dim; ++c) M(i, c) = normal(generator);
-    M.row(i).normalize();
-  }
-  return M;
 }
 
 bool same_candidates(const std::vector<Candidate>& a, const std::vector<Candidate>& b) {

@@ -9,6 +9,7 @@
 #include "captured_log.h"
 #include "termalign/error.h"
 #include "termalign/logging.h"
+#include "scoring_helpers.h"
 #include "termalign/scoring.h"
 
 using termalign::Candidate;
@@ -16,19 +17,10 @@ using termalign::Matrix;
 using termalign::NeighbourhoodMeans;
 using termalign::SelectionOptions;
 using termalign::TileOptions;
+using termalign::testing::random_unit_rows;
+using termalign::testing::require_identical;
 
 namespace {
-
-Matrix random_unit_rows(int rows, int dim, unsigned seed) {
-  std::mt19937 generator(seed);
-  std::normal_distribution<float> normal(0.0f, 1.0f);
-  Matrix M(rows, dim);
-  for (int i = 0; i < rows; ++i) {
-    for (int c = 0; c < dim; ++c) M(i, c) = normal(generator);
-    M.row(i).normalize();
-  }
-  return M;
-}
 
 // Plain dot products, one by one: the reference shares no code with the kernel.
 std::vector<std::vector<float>> all_similarities(const Matrix& X, const Matrix& Z) {
@@ -131,22 +123,6 @@ void require_same_pairs_up_to_near_ties(const std::vector<Candidate>& actual,
     return result;
   };
   REQUIRE(pairs(actual) == pairs(expected));
-}
-
-void require_identical(const std::vector<Candidate>& a, const std::vector<Candidate>& b) {
-  REQUIRE(a.size() == b.size());
-  for (std::size_t r = 0; r < a.size(); ++r) {
-    INFO("rank " << r);
-    REQUIRE(a[r].source == b[r].source);
-    REQUIRE(a[r].target == b[r].target);
-    REQUIRE(a[r].score == b[r].score);
-    REQUIRE(a[r].cosine == b[r].cosine);
-  }
-}
-
-void require_identical(const Eigen::VectorXf& a, const Eigen::VectorXf& b) {
-  REQUIRE(a.size() == b.size());
-  for (Eigen::Index i = 0; i < a.size(); ++i) REQUIRE(a[i] == b[i]);
 }
 
 // Tile shapes from 3 to 7, rows and columns different, plus one tile holding everything.

@@ -12,6 +12,9 @@ namespace termalign {
 enum class Normalization { none, unit, center, unit_center_unit };
 enum class Neighbourhood { terms, vocabulary };
 enum class Dewhiten { none, source, target, both };
+// The similarity tiles' arithmetic (scoring.h): fp32, or bf16 tiles whose decisive values are rescored in fp32
+// (the same output, faster where the CPU multiplies bf16 natively); automatic: bf16 on such CPUs, else fp32.
+enum class Precision { fp32, bf16, automatic };
 
 // As the seed lexicon: a seed made of the words written alike in the two vocabularies (vecmap's --identical).
 constexpr const char* kIdenticalSeed = "identical";
@@ -86,6 +89,7 @@ struct ScoringOptions {
   // Word vectors kept for the evidence after the scoring wait in a temporary file beside the output while it runs
   // when they take more than this many MiB (0 = never); never changes the output.
   std::size_t spill_mb = 128;
+  Precision precision = Precision::automatic;  // fp32, bf16 or auto (bf16 where the CPU has it); never changes the output
 };
 
 struct RankingOptions {
@@ -154,8 +158,10 @@ std::string option_text(const AlignConfig& config, const std::string& name);
 const char* to_string(Normalization normalization);
 const char* to_string(Neighbourhood neighbourhood);
 const char* to_string(Dewhiten dewhiten);
+const char* to_string(Precision precision);  // "fp32", "bf16", "auto"
 Normalization parse_normalization(const std::string& name);  // usage error on an unknown name
 Neighbourhood parse_neighbourhood(const std::string& name);
 Dewhiten parse_dewhiten(const std::string& name);
+Precision parse_precision(const std::string& name);
 
 }  // namespace termalign

@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "termalign/config.h"
 #include "termalign/embeddings.h"
 
 namespace termalign {
@@ -41,7 +42,19 @@ struct TileOptions {
   std::size_t rows = 512;   // rows of X per tile
   std::size_t cols = 2048;  // rows of Z per tile
   int threads = 0;          // 0 = all; the results never depend on it
+  // bf16: the tiles are bf16 products (oneDNN) screened with a proven error bound, and every value that decides a
+  // result is rescored in fp32, so the results are those of fp32 bit for bit; automatic: bf16 where the CPU has
+  // bf16 instructions (cpu_has_bf16), else fp32.
+  Precision precision = Precision::fp32;
 };
+
+// Whether this CPU multiplies bf16 natively (AVX512_BF16 or AMX-BF16, with the operating system's support).
+// TERMALIGN_CPU_BF16=0 (or 1) overrides the answer, e.g. to test the fallback of `automatic` on any machine.
+bool cpu_has_bf16();
+// The precision a pass runs in: `requested`, with automatic resolved by cpu_has_bf16().
+Precision resolve_precision(Precision requested);
+// For --version and the log: "bf16 (oneDNN 2.6.3, the CPU has AVX512_BF16)", "fp32 (the CPU has no bf16)", ...
+std::string describe_precision(Precision requested);
 
 // Mean cosine of each row to its k nearest rows on the other side (k is clipped to the other side's size).
 struct NeighbourhoodMeans {

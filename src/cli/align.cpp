@@ -73,6 +73,9 @@ const std::map<std::string, std::string>& option_help() {
       {"tile-rows", "Source terms per scoring tile"},
       {"tile-cols", "Target terms per scoring tile"},
       {"threads", "Threads (0 = all cores); the output does not depend on it"},
+      {"precision",
+       "Similarity tiles: fp32, bf16 (bf16 products, every deciding value rescored in fp32) or auto (bf16 where the "
+       "CPU has AVX512_BF16 or AMX-BF16); the output is the same"},
       {"spill-mb",
        "Word vectors kept for the evidence wait in a temporary file beside the output during the scoring when "
        "larger than this many MiB (0 = never); the output does not depend on it"},

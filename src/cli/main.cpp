@@ -124,9 +124,11 @@ int run(int argc, char** argv, const termalign::ProcessGroup& group) {
   CLI::App app{"termalign: align bilingual terminology with word embeddings (BUCC 2022 shared task)"};
   app.require_subcommand(1);
   app.fallthrough();
-  // The similarity kernel is chosen at run time (OpenBLAS's or Eigen's, scoring.h): --version says which.
+  // The similarity kernel is chosen at run time (OpenBLAS's or Eigen's, scoring.h), and so is the default
+  // precision (bf16 where the CPU has it): --version says which.
   app.set_version_flag("--version", std::function<std::string()>([] {
-    return "termalign 0.1.0 (similarity tiles: " + termalign::similarity_kernel() + ")";
+    return "termalign 0.1.0 (similarity tiles: " + termalign::similarity_kernel() +
+           "; precision auto: " + termalign::describe_precision(termalign::Precision::automatic) + ")";
   }));
   bool verbose = false, quiet = false;
   app.add_flag("-v,--verbose", verbose, "Debug-level logging on stderr");

@@ -178,9 +178,11 @@ class SharedBounds {
 // compactions compare integers. Call finish() after the last offer.
 class RowPools {
  public:
-  RowPools(std::size_t slots, std::size_t capacity)
+  // `buffer` entries per slot (at least capacity + 1; 0: 2 x capacity): smaller for slots offered few entries.
+  RowPools(std::size_t slots, std::size_t capacity, std::size_t buffer = 0)
       : capacity_(capacity),
-        entries_(slots * 2 * capacity),
+        buffer_(buffer == 0 ? 2 * capacity : std::max(buffer, capacity + 1)),
+        entries_(slots * buffer_),
         counts_(slots, 0),
         thresholds_(slots, 0),
         bounds_(slots, capacity == 0 ? std::numeric_limits<float>::infinity()
@@ -191,14 +193,15 @@ class RowPools {
   static std::size_t bytes_per_slot(std::size_t capacity) { return 2 * capacity * kEntryBytes; }
 
   std::size_t slots() const { return bounds_.size(); }
+  std::size_t capacity() const { return capacity_; }
   // Each slot's threshold key (-inf at first, +inf when capacity is 0): a key below it cannot enter.
   const float* bounds() const { return bounds_.data(); }
 
   void offer(std::size_t slot, float key, float similarity, std::uint32_t target) {
     const std::uint64_t rank = rank_of(key, target);
     if (capacity_ == 0 || rank <= thresholds_[slot]) return;
-    entries_[slot * 2 * capacity_ + counts_[slot]] = Entry{rank, similarity};
-    if (++counts_[slot] == 2 * capacity_) shrink(slot);
+    entries_[slot * buffer_ + counts_[slot]] = Entry{rank, similarity};
+    if (++counts_[slot] == buffer_) shrink(slot);
   }
 
   // Each slot keeps its best `capacity` entries, its worst last, the slots shared out among `threads` threads.
@@ -214,7 +217,7 @@ class RowPools {
   // similarity), and its worst key.
   std::vector<Candidate> candidates(std::size_t slot, std::uint32_t source) const {
     std::vector<Candidate> kept(capacity_);
-    const Entry* entries = entries_.data() + slot * 2 * capacity_;
+    const Entry* entries = entries_.data() + slot * buffer_;
     for (std::size_t i = 0; i < capacity_; ++i)
       kept[i] = Candidate{key_of(entries[i].rank), entries[i].similarity, source, target_of(entries[i].rank)};
     return kept;
@@ -247,7 +250,7 @@ class RowPools {
   static std::uint32_t target_of(std::uint64_t rank) { return 0xFFFFFFFFu - static_cast<std::uint32_t>(rank); }
 
   void shrink(std::size_t slot) {
-    Entry* entries = entries_.data() + slot * 2 * capacity_;
+    Entry* entries = entries_.data() + slot * buffer_;
     std::nth_element(entries, entries + capacity_ - 1, entries + counts_[slot],
                      [](const Entry& a, const Entry& b) { return a.rank > b.rank; });
     counts_[slot] = capacity_;
@@ -255,7 +258,7 @@ class RowPools {
     bounds_[slot] = key_of(thresholds_[slot]);
   }
 
-  std::size_t capacity_;
+  std::size_t capacity_, buffer_;
   HugePageVector<Entry> entries_;
   std::vector<std::size_t> counts_;
   std::vector<std::uint64_t> thresholds_;

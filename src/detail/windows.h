@@ -1,0 +1,160 @@
+// The candidate windows of the bf16 scoring (scoring.cpp): which items a top-`keep` list might hold once its keys
+// are known exactly, given keys known only to within +-width/2.
+#pragma once
+
+#include <algorithm>
+#include <cstddef>
+#include <cstdint>
+#include <limits>
+#include <memory>
+#include <vector>
+
+namespace termalign::detail {
+
+// For each slot, the items offered with an approximate key (each within width/2 of its exact key) that might be
+// among the slot's `keep` best by exact key. If L is the keep-th largest approximate key offered to a slot, the
+// keep-th largest exact key is at least L - width/2, so an item of approximate key below L - width is outside the
+// exact top `keep` (and below ties with it, which the exact lists break by index). A slot appends what reaches its
+// threshold to a buffer of keep + spare entries and, when it is full, keeps what reaches keep-th best - width
+// (std::nth_element) and raises the threshold to that. A slot whose buffer stays nearly full (many near-ties) moves
+// to a list of its own that grows. Threads may offer to different slots at once. thresholds() are for a hot
+// loop's screening: an item below them is not wanted.
+class Windows {
+ public:
+  struct Entry {
+    float key;
+    std::uint32_t index;
+  };
+  // A slot's entries, after finished().
+  struct Span {
+    const Entry* begin_;
+    const Entry* end_;
+    const Entry* begin() const { return begin_; }
+    const Entry* end() const { return end_; }
+  };
+
+  Windows(std::size_t slots, std::size_t keep, float width, std::size_t spare)
+      : keep_(keep),
+        width_(width),
+        capacity_(keep + std::max<std::size_t>(spare, 4)),
+        chunks_((slots + kChunkSlots - 1) / kChunkSlots),
+        counts_(slots, 0),
+        thresholds_(slots, start()),
+        moved_(slots) {
+    // Uninitialised: a page is resident once written.
+    for (auto& chunk : chunks_) chunk.reset(new Entry[kChunkSlots * capacity_]);
+  }
+
+  std::size_t slots() const { return counts_.size(); }
+  std::size_t keep() const { return keep_; }
+  const float* thresholds() const { return thresholds_.data(); }
+
+  void offer(std::size_t slot, float key, std::uint32_t index) {
+    if (!(key >= thresholds_[slot])) return;
+    std::uint32_t& count = counts_[slot];
+    if (__builtin_expect(count >= capacity_, 0)) return offer_to_full(slot, Entry{key, index});
+    at(slot)[count++] = Entry{key, index};
+  }
+  // Raises the slot's threshold to bound - width when that is higher: `bound` must be at most the keep-th largest
+  // approximate key the slot will be offered (for example the smallest of the maxima of `keep` disjoint groups of
+  // its items).
+  void raise(std::size_t slot, float bound) {
+    const float threshold = bound - width_;
+    if (keep_ > 0 && threshold > thresholds_[slot]) __atomic_store(&thresholds_[slot], &threshold, __ATOMIC_RELAXED);
+  }
+  // A slot's threshold for a thread that does not own the slot (relaxed: a late value is lower, still valid).
+  float threshold(std::size_t slot) const {
+    float value;
+    __atomic_load(&thresholds_[slot], &value, __ATOMIC_RELAXED);
+    return value;
+  }
+
+  // The slot's entries after a last compaction: every item that might be among its exact top `keep`.
+  Span finished(std::size_t slot) {
+    if (counts_[slot] == kMoved) {
+      std::vector<Entry>& list = *moved_[slot];
+      list.resize(compact(list.data(), static_cast<std::uint32_t>(list.size()), slot));
+      return Span{list.data(), list.data() + list.size()};
+    }
+    Entry* entries = at(slot);
+    counts_[slot] = compact(entries, counts_[slot], slot);
+    return Span{entries, entries + counts_[slot]};
+  }
+  // Frees the memory of the slots [first, first + kChunkSlots) (first a multiple of it), which must be done with.
+  static constexpr std::size_t kChunkSlots = 4096;
+  void release_chunk(std::size_t first) {
+    for (std::size_t slot = first; slot < std::min(first + kChunkSlots, slots()); ++slot) clear(slot);
+    chunks_[first / kChunkSlots].reset();
+  }
+  // Empties the slot for reuse.
+  void clear(std::size_t slot) {
+    if (counts_[slot] == kMoved) moved_[slot].reset();
+    counts_[slot] = 0;
+    thresholds_[slot] = start();
+  }
+
+ private:
+  static constexpr std::uint32_t kMoved = std::numeric_limits<std::uint32_t>::max();
+
+  Entry* at(std::size_t slot) {
+    return chunks_[slot / kChunkSlots].get() + slot % kChunkSlots * capacity_;
+  }
+
+  float start() const {
+    return keep_ == 0 ? std::numeric_limits<float>::infinity() : -std::numeric_limits<float>::infinity();
+  }
+
+  // Keeps the entries within `width` of the keep-th best, raising the slot's threshold; returns their count. The
+  // keep-th best is selected among a copy of the keys (floats select faster than entries).
+  std::uint32_t compact(Entry* entries, std::uint32_t count, std::size_t slot) {
+    if (keep_ == 0 || count < keep_) return count;
+    constexpr std::uint32_t kOnStack = 256;
+    float on_stack[kOnStack];
+    std::vector<float> on_heap(count > kOnStack ? count : 0);
+    float* keys = count > kOnStack ? on_heap.data() : on_stack;
+    for (std::uint32_t i = 0; i < count; ++i) keys[i] = entries[i].key;
+    std::nth_element(keys, keys + keep_ - 1, keys + count, [](float a, float b) { return a > b; });
+    const float threshold = std::max(thresholds_[slot], keys[keep_ - 1] - width_);
+    __atomic_store(&thresholds_[slot], &threshold, __ATOMIC_RELAXED);
+    return static_cast<std::uint32_t>(
+        std::remove_if(entries, entries + count, [threshold](const Entry& e) { return e.key < threshold; }) -
+        entries);
+  }
+
+  __attribute__((noinline)) void offer_to_full(std::size_t slot, const Entry& entry) {
+    std::uint32_t& count = counts_[slot];
+    if (count == kMoved) return offer_moved(slot, entry);
+    count = compact(at(slot), count, slot);
+    // Less than an eighth (at least 4) free: the slot moves to a list of its own, which doubles as needed.
+    if (capacity_ - count < std::max<std::size_t>(4, capacity_ / 8)) return move(slot, entry);
+    at(slot)[count++] = entry;
+  }
+
+  void move(std::size_t slot, const Entry& entry) {
+    const Entry* entries = at(slot);
+    moved_[slot] = std::make_unique<std::vector<Entry>>(entries, entries + counts_[slot]);
+    moved_[slot]->reserve(2 * capacity_);
+    moved_[slot]->push_back(entry);
+    counts_[slot] = kMoved;
+  }
+
+  void offer_moved(std::size_t slot, const Entry& entry) {
+    std::vector<Entry>& list = *moved_[slot];
+    if (list.size() == list.capacity()) {
+      list.resize(compact(list.data(), static_cast<std::uint32_t>(list.size()), slot));
+      if (2 * list.size() > list.capacity()) list.reserve(2 * list.capacity());
+    }
+    if (entry.key >= thresholds_[slot]) list.push_back(entry);
+  }
+
+  std::size_t keep_;
+  float width_;
+  std::size_t capacity_;
+  // capacity_ entries per slot, in chunks of kChunkSlots slots (written before read).
+  std::vector<std::unique_ptr<Entry[]>> chunks_;
+  std::vector<std::uint32_t> counts_;
+  std::vector<float> thresholds_;
+  std::vector<std::unique_ptr<std::vector<Entry>>> moved_;  // the lists of the slots that moved
+};
+
+}  // namespace termalign::detail
