@@ -735,6 +735,7 @@ float column_bound_from_tile(const float* values, std::size_t rows, float factor
 // column tile's lock in one go: the lock is held for the offers only, not for the tile's screening.
 class PendingOffers {
  public:
+  PendingOffers() { offers_.reserve(4096); }
   struct Offer {
     std::uint32_t column, row;
     float key;

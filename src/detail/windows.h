@@ -9,6 +9,10 @@
 #include <memory>
 #include <vector>
 
+#if defined(__AVX512F__)
+#include <immintrin.h>
+#endif
+
 namespace termalign::detail {
 
 // For each slot, the items offered with an approximate key (each within width/2 of its exact key) that might be
@@ -106,6 +110,33 @@ class Windows {
 
   // Keeps the entries within `width` of the keep-th best, raising the slot's threshold; returns their count. The
   // keep-th best is selected among a copy of the keys (floats select faster than entries).
+  // The k-th largest of keys[0, count) (k <= count); may reorder them. Short lists by counting, for each key, the
+  // keys above it (16 at a time): the k-th largest is the smallest key with fewer than k above it. Else
+  // std::nth_element.
+  static float kth_largest(float* keys, std::uint32_t count, std::size_t k) {
+#if defined(__AVX512F__)
+    constexpr std::uint32_t kCounted = 128;
+    if (count <= kCounted) {
+      alignas(64) float padded[kCounted];
+      const std::uint32_t vectors = (count + 15) / 16;
+      for (std::uint32_t i = 0; i < vectors * 16; ++i)
+        padded[i] = i < count ? keys[i] : -std::numeric_limits<float>::infinity();
+      float kth = std::numeric_limits<float>::infinity();
+      for (std::uint32_t i = 0; i < count; ++i) {
+        const __m512 key = _mm512_set1_ps(padded[i]);
+        std::uint32_t above = 0;
+        for (std::uint32_t v = 0; v < vectors; ++v)
+          above += static_cast<std::uint32_t>(
+              __builtin_popcount(_mm512_cmp_ps_mask(_mm512_load_ps(padded + 16 * v), key, _CMP_GT_OQ)));
+        if (above < k) kth = std::min(kth, padded[i]);
+      }
+      return kth;
+    }
+#endif
+    std::nth_element(keys, keys + k - 1, keys + count, [](float a, float b) { return a > b; });
+    return keys[k - 1];
+  }
+
   std::uint32_t compact(Entry* entries, std::uint32_t count, std::size_t slot) {
     if (keep_ == 0 || count < keep_) return count;
     constexpr std::uint32_t kOnStack = 256;
@@ -113,8 +144,7 @@ class Windows {
     std::vector<float> on_heap(count > kOnStack ? count : 0);
     float* keys = count > kOnStack ? on_heap.data() : on_stack;
     for (std::uint32_t i = 0; i < count; ++i) keys[i] = entries[i].key;
-    std::nth_element(keys, keys + keep_ - 1, keys + count, [](float a, float b) { return a > b; });
-    const float threshold = std::max(thresholds_[slot], keys[keep_ - 1] - width_);
+    const float threshold = std::max(thresholds_[slot], kth_largest(keys, count, keep_) - width_);
     __atomic_store(&thresholds_[slot], &threshold, __ATOMIC_RELAXED);
     return static_cast<std::uint32_t>(
         std::remove_if(entries, entries + count, [threshold](const Entry& e) { return e.key < threshold; }) -
