@@ -17,7 +17,11 @@
 #   e. the default configuration (what every user runs: multi-step mapping, checked refinement, orthography, the
 #      bundled re-ranker over the word-level evidence)
 #      beside the plain method, at 20k x 20k (alternating with the plain runs) and in the large run: time, peak
-#      memory and AP against the synthetic gold.
+#      memory and AP against the synthetic gold;
+#   f. the precisions side by side: bf16 against fp32 tile products (same shapes), both CSLS passes and the one
+#      pass at n = 2k, 10k, 40k, and `align` 20k x 20k and in the large run (plain method and default), each bf16
+#      output compared byte for byte with the fp32 one. The runs of b-e use the default precision (`auto`: bf16
+#      where the CPU has AVX512_BF16 or AMX-BF16), f's fp32 runs --precision fp32.
 # The synthetic .vec files have their rows in unrelated orders (generate_synthetic.py --row-order shuffled): the
 # first rows of the two files are not translations of each other, the case where an unchecked self-learning
 # refinement drifts.
@@ -103,7 +107,8 @@ done
   echo "load_start=$(cut -d' ' -f1-3 /proc/loadavg)"
   echo "tiles=${TILE_ROWS:-library default} x ${TILE_COLS:-library default} (rows x columns)"
   echo "large=$LARGE"
-  echo "kernel=$("$TERMALIGN" --version | sed 's/.*similarity tiles: //; s/)$//')"
+  echo "kernel=$("$TERMALIGN" --version | sed 's/.*similarity tiles: //; s/; precision auto.*//')"
+  echo "precision=$("$TERMALIGN" --version | sed 's/.*precision auto: //; s/)$//')"
 } >"$RESULTS/machine.txt"
 
 tile_flags=()
@@ -118,11 +123,12 @@ for round in 1 2 3; do
   step "a. scoring kernel, 2 threads: n = 2000, 10000, 40000 (and the neighbourhood pass at 20000), round $round"
   OMP_NUM_THREADS=2 "$BUILD/bench_scoring" --benchmark_format=json \
     --benchmark_out="$RESULTS/scoring_2.$round.json" \
-    --benchmark_filter='^BM_[A-Za-z]+/(2000|10000|40000)/|^BM_NeighbourhoodMeans/20000/' >/dev/null
+    --benchmark_filter='^BM_[A-Za-z0-9]+/(n:)?(2000|10000|40000)/|^BM_NeighbourhoodMeans/n:20000/bf16:0' >/dev/null
   step "c. scoring kernel, 1 thread: n = 10000, round $round"
   OMP_NUM_THREADS=1 "$BUILD/bench_scoring" --benchmark_format=json \
     --benchmark_out="$RESULTS/scoring_1.$round.json" \
-    --benchmark_filter='^BM_(PlainGemmTiles|NeighbourhoodMeans|SelectCandidates|CslsOnePass)/10000/' >/dev/null
+    --benchmark_filter='^BM_(PlainGemmTiles|NeighbourhoodMeans|SelectCandidates|CslsOnePass)/(n:)?10000/(bf16:0/)?real' \
+    >/dev/null
 done
 
 # The end-to-end runs at 20k x 20k last seconds, and one run varies by 5-10 % on this machine: each runs several
@@ -131,12 +137,14 @@ done
 REPEATS=3
 ALIGN_REPEATS=7
 
-# align with /usr/bin/time -v: align DATA NAME THREADS [RUN [METHOD]] (RUN numbers the timing file; METHOD is
-# plain, the default, or default: the library's default configuration)
+# align with /usr/bin/time -v: align DATA NAME THREADS [RUN [METHOD [PRECISION]]] (RUN numbers the timing file;
+# METHOD is plain, the default, or default: the library's default configuration; PRECISION is --precision's value,
+# the default's `auto` unless given)
 run_align() {
-  local data=$1 name=$2 threads=$3 run=${4:-1} method=${5:-plain}
+  local data=$1 name=$2 threads=$3 run=${4:-1} method=${5:-plain} precision=${6:-}
   local method_flags=("${BASELINE[@]}")
   [[ $method == default ]] && method_flags=()
+  [[ -n $precision ]] && method_flags+=(--precision "$precision")
   /usr/bin/time -v -o "$RESULTS/$name.time.$run" "$TERMALIGN" align --src-vectors "$data/en.vec" \
     --tgt-vectors "$data/fr.vec" --seed "$data/seed-en-fr.txt" --src-terms "$data/terms-en.txt" \
     --tgt-terms "$data/terms-fr.txt" --out "$data/$name.tsv" --threads "$threads" "${method_flags[@]}" \
@@ -157,6 +165,17 @@ for run in $(seq "$ALIGN_REPEATS"); do
   run_align "$D20" default-20k-2 2 "$run" default
   run_align "$D20" align-20k-1 1 "$run"
 done
+step "f. termalign align 20k x 20k in fp32: plain method and default configuration, $REPEATS runs each"
+for run in $(seq "$REPEATS"); do
+  run_align "$D20" align-20k-2-fp32 2 "$run" plain fp32
+  run_align "$D20" default-20k-2-fp32 2 "$run" default fp32
+done
+# Whether the default precision's output (bf16 where the CPU has it) is the fp32 one, byte for byte.
+same_output() {
+  if cmp -s "$1/$2.tsv" "$1/$3.tsv"; then echo "$2 $3 identical"; else echo "$2 $3 DIFFERENT"; fi >>"$RESULTS/identical.txt"
+}
+same_output "$D20" align-20k-2 align-20k-2-fp32
+same_output "$D20" default-20k-2 default-20k-2-fp32
 # The NumPy reference with align's default normalisation.
 step "b. NumPy reference 20k x 20k"
 for run in $(seq "$REPEATS"); do
@@ -182,6 +201,11 @@ if [[ $LARGE != skip ]]; then
   run_align "$DL" align-large 2
   step "e. termalign align 130000 x $n2, 2 threads: the default configuration"
   run_align "$DL" default-large 2 1 default
+  step "f. termalign align 130000 x $n2, 2 threads, in fp32: the plain method and the default configuration"
+  run_align "$DL" align-large-fp32 2 1 plain fp32
+  run_align "$DL" default-large-fp32 2 1 default fp32
+  same_output "$DL" align-large align-large-fp32
+  same_output "$DL" default-large default-large-fp32
 fi
 echo "load_end=$(cut -d' ' -f1-3 /proc/loadavg)" >>"$RESULTS/machine.txt"
 fi
@@ -193,15 +217,21 @@ results, out, readme = sys.argv[1], sys.argv[2], sys.argv[3]
 machine = dict(line.strip().split("=", 1) for line in open(f"{results}/machine.txt"))
 
 def bench(pattern):
-    """{(benchmark, n): (real seconds per iteration, GFLOP/s)} of the fastest round, from the files PATTERN."""
+    """{(benchmark, n): (real seconds per iteration, GFLOP/s)} of the fastest round, from the files PATTERN; the
+    bf16 runs of a benchmark are named with "Bf16" after it. A benchmark that failed (a bf16 result not identical
+    to the fp32 one) stops the summary."""
     table = {}
     for path in sorted(glob.glob(pattern)):
         for entry in json.load(open(path))["benchmarks"]:
             if entry.get("run_type") == "aggregate":
                 continue
-            name, n = entry["name"].split("/")[:2]
+            if entry.get("error_occurred"):
+                sys.exit(f"{path}: {entry['name']}: {entry.get('error_message')}")
+            parts = entry["name"].split("/")
+            name, n = parts[0], int(parts[1].split(":")[-1])
+            bf16 = any(part == "bf16:1" for part in parts)
             scale = {"ms": 1e-3, "us": 1e-6, "ns": 1e-9, "s": 1.0}[entry["time_unit"]]
-            key, measured = (name[3:], int(n)), (entry["real_time"] * scale, entry["GFLOP/s"])
+            key, measured = (name[3:] + ("Bf16" if bf16 else ""), n), (entry["real_time"] * scale, entry["GFLOP/s"])
             if key not in table or measured[0] < table[key][0]:
                 table[key] = measured
     return table
@@ -313,6 +343,46 @@ if large is not None:
               f"| 130000 x {n2} | default | {default_large[0]:.1f} | {default_large[1]:.0f} | "
               f"{ap('default-large'):.4f} | {default_large[0] / large[0]:.2f}x |"]
 
+# f. The precisions side by side.
+identical = dict(((a, b), verdict) for a, b, verdict in
+                 (line.split() for line in open(f"{results}/identical.txt") if line.strip()))
+same = lambda a, b: identical.get((a, b), "not compared")
+pass_speedups, large_fp32 = {}, None
+lines += ["", "## f. bf16 tiles against fp32, 2 threads", "",
+          f"The default precision here: {machine.get('precision', 'unknown')}. bf16 tiles are rescored in fp32 "
+          "wherever their proven error bound cannot decide, so every result is the fp32 one; each bf16 result "
+          "below was compared with the fp32 one (bench_scoring fails a benchmark that differs; the `align` "
+          "outputs are compared byte for byte).", "",
+          "| n | tile product fp32 / bf16 (GFLOP/s) | neighbourhood pass fp32 / bf16 (ms) | selection pass fp32 / bf16 "
+          "(ms) | both passes: bf16 speed-up | one pass fp32 / bf16 (ms) | one pass: bf16 speed-up |",
+          "|---|---|---|---|---|---|---|"]
+for n in (2000, 10000, 40000):
+    fp32_pair = two["NeighbourhoodMeans", n][0] + two["SelectCandidates", n][0]
+    bf16_pair = two["NeighbourhoodMeansBf16", n][0] + two["SelectCandidatesBf16", n][0]
+    pass_speedups[n] = fp32_pair / bf16_pair
+    one_fp32, one_bf16 = two["CslsOnePass", n][0], two["CslsOnePassBf16", n][0]
+    lines.append(f"| {n} | {two['PlainGemmTiles', n][1]:.1f} / {two['Bf16GemmTiles', n][1]:.1f} | "
+                 f"{two['NeighbourhoodMeans', n][0] * 1e3:.0f} / {two['NeighbourhoodMeansBf16', n][0] * 1e3:.0f} | "
+                 f"{two['SelectCandidates', n][0] * 1e3:.0f} / {two['SelectCandidatesBf16', n][0] * 1e3:.0f} | "
+                 f"{pass_speedups[n]:.2f}x | {one_fp32 * 1e3:.0f} / {one_bf16 * 1e3:.0f} | {one_fp32 / one_bf16:.2f}x |")
+plain20_fp32, default20_fp32 = timed("align-20k-2-fp32"), timed("default-20k-2-fp32")
+lines += ["", "| `align` run | fp32 wall (s) / peak (MiB) | default precision wall (s) / peak (MiB) | time ratio | "
+          "outputs |", "|---|---|---|---|---|",
+          f"| 20000 x 20000, plain method | {plain20_fp32[0]:.2f} / {plain20_fp32[1]:.0f} | {align2[0]:.2f} / "
+          f"{align2[1]:.0f} | {align2[0] / plain20_fp32[0]:.2f} | {same('align-20k-2', 'align-20k-2-fp32')} |",
+          f"| 20000 x 20000, default configuration | {default20_fp32[0]:.2f} / {default20_fp32[1]:.0f} | "
+          f"{default20[0]:.2f} / {default20[1]:.0f} | {default20[0] / default20_fp32[0]:.2f} | "
+          f"{same('default-20k-2', 'default-20k-2-fp32')} |"]
+if large is not None:
+    large_fp32, default_large_fp32 = timed("align-large-fp32"), timed("default-large-fp32")
+    lines += [f"| 130000 x {n2}, plain method | {large_fp32[0]:.1f} / {large_fp32[1]:.0f} | {large[0]:.1f} / "
+              f"{large[1]:.0f} | {large[0] / large_fp32[0]:.2f} | {same('align-large', 'align-large-fp32')} |",
+              f"| 130000 x {n2}, default configuration | {default_large_fp32[0]:.1f} / {default_large_fp32[1]:.0f} | "
+              f"{default_large[0]:.1f} / {default_large[1]:.0f} | {default_large[0] / default_large_fp32[0]:.2f} | "
+              f"{same('default-large', 'default-large-fp32')} |"]
+lines += ["", "Fastest of the runs each (20k: the default precision's runs of b and e, "
+          f"{runs('align-20k-2-fp32')} fp32 runs each)."]
+
 met = lambda ok: "met" if ok else "**not met**"
 worst_ratio = min(ratios.values())
 lines += ["", "## Targets", "", "| target | measured | |", "|---|---|---|",
@@ -339,6 +409,14 @@ if large is not None:
               f"| default time <= 1.3x plain and peak < 1 GiB, 130k x {n2 // 1000}k | "
               f"{default_large[0] / large[0]:.2f}x, {default_large[1]:.0f} MiB | "
               f"{met(default_large[0] <= 1.3 * large[0] and default_large[1] < 1024)} |"]
+all_identical = all(verdict == "identical" for verdict in identical.values())
+lines += [f"| bf16 both CSLS passes >= 1.7x fp32, n = 10k and 40k | {pass_speedups[10000]:.2f}x, "
+          f"{pass_speedups[40000]:.2f}x | {met(min(pass_speedups[10000], pass_speedups[40000]) >= 1.7)} |"]
+if large is not None:
+    lines.append(f"| bf16 `align` 130k x {n2 // 1000}k, plain method, <= 0.65x the fp32 time | "
+                 f"{large[0] / large_fp32[0]:.2f}x | {met(large[0] <= 0.65 * large_fp32[0])} |")
+lines.append(f"| bf16 outputs identical to fp32 in every case | {len(identical)} `align` comparisons, every "
+             f"bench_scoring bf16 result | {met(all_identical)} |")
 open(out, "w").write("\n".join(lines) + "\n")
 print("\n".join(lines))
 
@@ -374,6 +452,14 @@ if readme != "none":
         block.append(f"| `align` 130k x {n2 // 1000}k terms, default configuration | {default_large[0]:.1f} s, "
                      f"{default_large[1]:.0f} MiB peak, AP {ap('default-large'):.4f} ({default_large[0] / large[0]:.2f}x "
                      "the plain time) | |")
+    block.append(f"| bf16 tiles (the default precision here) against fp32: both passes n = 10k / 40k; `align` 20k "
+                 f"plain / default{'; 130k plain / default' if large is not None else ''} | "
+                 f"{pass_speedups[10000]:.2f}x / {pass_speedups[40000]:.2f}x faster; "
+                 f"{align2[0] / plain20_fp32[0]:.2f} / {default20[0] / default20_fp32[0]:.2f} of the fp32 time"
+                 + (f"; {large[0] / large_fp32[0]:.2f} / {default_large[0] / default_large_fp32[0]:.2f}"
+                    if large is not None else "")
+                 + f"; outputs {'identical' if all_identical else '**DIFFERENT**'} | tile product "
+                 f"{gflops[10000][2]:.1f} (fp32) / {two['Bf16GemmTiles', 10000][1]:.1f} (bf16) GFLOP/s at 10k |")
     begin, end = "<!-- run_benchmarks.sh: begin -->", "<!-- run_benchmarks.sh: end -->"
     text = open(readme).read()
     if begin in text and end in text:
