@@ -895,8 +895,7 @@ NeighbourhoodMeans scan_neighbourhoods(const Matrix& X, const Matrix& Z, int k, 
   return means;
 }
 
-// The bf16 pass of scan_pools (same arguments, same results; `floors` and `source_floors` are exact), but for
-// `reverse`, which may come with no slots: it is made here, after the pass, with a slot per column.
+// The bf16 pass of scan_pools (same arguments, same results; `floors` and `source_floors` are exact).
 void scan_pools_bf16(const Matrix& X, std::size_t row_begin, std::size_t row_end, const Matrix& Z,
                      const Eigen::VectorXf& floors, const Eigen::VectorXf& source_floors, const TileOptions& tiles,
                      int threads, TopValues& row_top, RowPools& pool, TopValues& columns, TopCandidates& reverse) {
@@ -912,11 +911,32 @@ void scan_pools_bf16(const Matrix& X, std::size_t row_begin, std::size_t row_end
                       detail::Windows(block_rows, pool.capacity(), widths.keys, kRowSpare(pool.capacity()))};
   });
   detail::Windows column_windows(n2, columns.capacity(), widths.values, column_spare(columns.capacity(), n2));
-  detail::Windows reverse_windows(with_reverse ? n2 : 0, reverse.capacity(), widths.keys,
-                                  column_spare(reverse.capacity(), n2));
+  // The targets' lists: their keys 2 x.z - e(x) crowd near each list's worst (a window would hold two or three
+  // times its capacity), so the exact lists are kept all along, `reverse` itself, and each target stages a few
+  // items at a time, rescored when its stage is full: an item is staged when its key may reach the exact list's
+  // worst (within half the keys' width: 2 E and half the margin).
+  constexpr std::size_t kStaged = 16;  // a full block of ordered_dots
+  detail::Staging staged(with_reverse ? n2 : 0, kStaged);
+  std::vector<float> reverse_thresholds(with_reverse ? n2 : 0, -std::numeric_limits<float>::infinity());
+  const float half_key_width = widths.keys / 2;
   ColumnTileLocks locks(n2, tiles, true);
   PerSlot<PendingOffers> pending(static_cast<std::size_t>(threads), [] { return PendingOffers(); });
   PerSlot<ExactValues> exact(static_cast<std::size_t>(threads), [] { return ExactValues(); });
+  // Rescores the target's staged sources into `reverse` and raises its threshold (under the column's lock).
+  const auto rescore_staged = [&](std::size_t column, ExactValues& values_of, std::vector<std::uint32_t>& rows,
+                                  std::vector<float>& values) {
+    rows.clear();
+    for (const auto& entry : staged.entries(column)) rows.push_back(entry.index);
+    values_of.compute(Z, column, X, rows, false, values);
+    for (std::size_t t = 0; t < rows.size(); ++t)
+      reverse.offer(column, Candidate{doubled_minus(values[t], source_floors[static_cast<Eigen::Index>(rows[t])]),
+                                      values[t], rows[t], static_cast<std::uint32_t>(column)});
+    staged.clear(column);
+    const float threshold = std::max(reverse_thresholds[column], reverse.bounds()[column] - half_key_width);
+    __atomic_store(&reverse_thresholds[column], &threshold, __ATOMIC_RELAXED);
+  };
+  PerSlot<std::pair<std::vector<std::uint32_t>, std::vector<float>>> scratch(
+      static_cast<std::size_t>(threads), [] { return std::pair<std::vector<std::uint32_t>, std::vector<float>>(); });
   const auto visit = [&](std::size_t slot, std::size_t first_row, std::size_t first_col, const Tile& tile) {
     RowWindows& rows = row_windows[slot];
     PendingOffers& to_columns = pending[slot];
@@ -940,7 +960,8 @@ void scan_pools_bf16(const Matrix& X, std::size_t row_begin, std::size_t row_end
         column_threshold = bound - widths.values;
         to_columns.raise(column, bound, 0);
       }
-      float reverse_threshold = with_reverse ? reverse_windows.threshold(column) : 0.0f;
+      float reverse_threshold = 0.0f;
+      if (with_reverse) __atomic_load(&reverse_thresholds[column], &reverse_threshold, __ATOMIC_RELAXED);
       if (with_reverse && reverse_threshold == kFresh) {
         const float bound = column_bound_from_tile(similarities, tile_rows, 2.0f, row_floors, reverse.capacity());
         reverse_threshold = bound - widths.keys;
@@ -972,10 +993,18 @@ void scan_pools_bf16(const Matrix& X, std::size_t row_begin, std::size_t row_end
     }
     if (!to_columns.empty()) {
       const std::unique_lock<std::mutex> lock = locks.lock(first_col);
+      auto& [rows_of, values_of] = scratch[slot];
       to_columns.flush(
-          [&](const PendingOffers::Offer& o) { (o.window == 0 ? column_windows : reverse_windows).raise(o.column, o.key); },
           [&](const PendingOffers::Offer& o) {
-            (o.window == 0 ? column_windows : reverse_windows).offer(o.column, o.key, o.row);
+            if (o.window == 0) return column_windows.raise(o.column, o.key);
+            // The group maxima bound the keep-th approximate key: the exact one is at least that - 2 E.
+            const float threshold = std::max(reverse_thresholds[o.column], o.key - widths.keys);
+            __atomic_store(&reverse_thresholds[o.column], &threshold, __ATOMIC_RELAXED);
+          },
+          [&](const PendingOffers::Offer& o) {
+            if (o.window == 0) return column_windows.offer(o.column, o.key, o.row);
+            if (o.key >= reverse_thresholds[o.column] && staged.add(o.column, o.key, o.row))
+              rescore_staged(o.column, exact[slot], rows_of, values_of);
           });
     }
   };
@@ -990,14 +1019,18 @@ void scan_pools_bf16(const Matrix& X, std::size_t row_begin, std::size_t row_end
                  });
   };
   for_each_tile(X, row_begin, row_end, Z, tiles, threads, "CSLS one pass", visit, block_done);
-  if (with_reverse) reverse = TopCandidates(n2, reverse.capacity(), detail::sentinel_candidate());
-  std::vector<detail::Windows*> column_lists{&column_windows};
-  if (with_reverse) column_lists.push_back(&reverse_windows);
-  rescore_columns(X, Z, column_lists, threads, [&](std::size_t w, std::size_t column, std::uint32_t row, float value) {
-    if (w == 0) return columns.offer(column, value);
-    reverse.offer(column, Candidate{doubled_minus(value, source_floors[static_cast<Eigen::Index>(row)]), value, row,
-                                    static_cast<std::uint32_t>(column)});
-  });
+  logger().debug("bf16 one pass: {} of {} columns' windows outgrew their buffers", column_windows.moved(), n2);
+  if (with_reverse) {
+    SerialEigenProducts serial_products;
+    parallel_for((n2 + 1023) / 1024, threads, [&](std::size_t part) {
+      const std::size_t slot = static_cast<std::size_t>(current_thread()) % static_cast<std::size_t>(threads);
+      auto& [rows_of, values_of] = scratch[slot];
+      for (std::size_t column = part * 1024; column < std::min(n2, (part + 1) * 1024); ++column)
+        rescore_staged(column, exact[slot], rows_of, values_of);
+    });
+  }
+  rescore_columns(X, Z, {&column_windows}, threads,
+                  [&](std::size_t, std::size_t column, std::uint32_t, float value) { columns.offer(column, value); });
 }
 
 // The fused pass of csls_select over this process's share [row_begin, row_end) of X's rows: each row keeps its
@@ -1018,8 +1051,6 @@ void scan_pools(const Matrix& X, std::size_t row_begin, std::size_t row_end, con
     if (row_end > row_begin)
       scan_pools_bf16(X, row_begin, row_end, Z, floors, source_floors, tiles, threads, row_top, pool, columns,
                       reverse);
-    if (with_reverse && reverse.slots() != n2)  // a process without rows
-      reverse = TopCandidates(n2, reverse.capacity(), detail::sentinel_candidate());
     merge_across(group, columns);
     if (with_reverse) merge_across(group, reverse);
     return;
@@ -1316,11 +1347,11 @@ CslsSelection csls_select(const Matrix& X, const Matrix& Z, int k, const Selecti
   const float lowest = -std::numeric_limits<float>::infinity();
   TopValues row_top(row_end - row_begin, row_k, lowest);
   // The bf16 pass offers each row's pool only the items of its window (a few more than the pool keeps), rescored:
-  // a smaller buffer; and it makes the targets' lists once its windows are done (scan_pools_bf16).
+  // a smaller buffer.
   const bool bf16 = bf16_tiles(tiles);
-  RowPools pools(row_end - row_begin, pool_size, bf16 ? pool_size + pool_size / 2 + 8 : 0);
+  RowPools pools(row_end - row_begin, pool_size, bf16 ? pool_size + 8 : 0);
   TopValues columns(n2, column_k, lowest);
-  TopCandidates reverse(reverse_capacity > 0 && !bf16 ? n2 : 0, reverse_capacity, detail::sentinel_candidate());
+  TopCandidates reverse(reverse_capacity > 0 ? n2 : 0, reverse_capacity, detail::sentinel_candidate());
   scan_pools(X, row_begin, row_end, Z, floors, source_floors, tiles, group, row_top, pools, columns, reverse);
   pools.finish(tiles.threads);
   result.means.source = gathered(group, slot_means(row_top));

@@ -54,9 +54,18 @@ bool cpu_has_bf16() {
   return has;
 }
 
+// Whether this build has the vector code of the bf16 passes (rounding, exact dot products, selection), compiled
+// for AVX-512 (-march=native on such a CPU); without it they run, more slowly, and `auto` does not pick them.
+constexpr bool kVectorBf16Passes =
+#if defined(__AVX512F__)
+    true;
+#else
+    false;
+#endif
+
 Precision resolve_precision(Precision requested) {
   if (requested != Precision::automatic) return requested;
-  return cpu_has_bf16() ? Precision::bf16 : Precision::fp32;
+  return kVectorBf16Passes && cpu_has_bf16() ? Precision::bf16 : Precision::fp32;
 }
 
 std::string describe_precision(Precision requested) {
@@ -68,6 +77,8 @@ std::string describe_precision(Precision requested) {
                               : cpu;
   const Precision chosen = resolve_precision(requested);
   const std::string how = requested == Precision::automatic ? "auto" : "asked for";
+  if (!kVectorBf16Passes && chosen == Precision::fp32 && requested == Precision::automatic && cpu_has_bf16())
+    return "fp32 (auto; " + why + ", but this build has no AVX-512 code for the bf16 passes: -DTERMALIGN_NATIVE=OFF)";
   if (chosen == Precision::fp32) return "fp32 (" + how + "; " + why + ")";
   return "bf16 rescored in fp32 (" + std::string(detail::onednn_version()) + "; " + how + "; " + why + ")";
 }
@@ -176,8 +187,14 @@ void Bf16Product::operator()(const Bf16* lhs, Eigen::Index lhs_rows, const Bf16*
   const dnnl::memory::desc dst({rhs_rows, lhs_rows}, dt::f32, tag::ab);
   auto found = state_->primitives.find({rhs_rows, lhs_rows});
   if (found == state_->primitives.end()) {
-    const dnnl::matmul::primitive_desc description(dnnl::matmul::desc(src, weights, dst), state_->engine);
-    found = state_->primitives.emplace(std::make_pair(rhs_rows, lhs_rows), dnnl::matmul(description)).first;
+    try {
+      const dnnl::matmul::primitive_desc description(dnnl::matmul::desc(src, weights, dst), state_->engine);
+      found = state_->primitives.emplace(std::make_pair(rhs_rows, lhs_rows), dnnl::matmul(description)).first;
+    } catch (const dnnl::error& error) {
+      throw_usage_error(std::string("bf16 similarity tiles: ") + onednn_version() +
+                        " has no bf16 matrix product for this CPU (" + error.what() +
+                        "). Use --precision fp32, or auto, which takes bf16 only where the CPU has bf16 instructions.");
+    }
   }
   dnnl::memory src_memory(src, state_->engine, const_cast<Bf16*>(rhs));
   dnnl::memory weights_memory(weights, state_->engine, const_cast<Bf16*>(lhs));
@@ -257,10 +274,13 @@ void ordered_dots(const float* fixed, const float* const* others, std::size_t co
     return;
   }
 #endif
-  for (; j < count; ++j) {
-    float sum = 0;
-    for (Eigen::Index k = 0; k < dim; ++k) sum = std::fma(fixed[k], others[j][k], sum);
-    out[j] = sum;
+  // 8 chains at a time, so that their fused multiply-adds overlap.
+  for (; j < count; j += 8) {
+    const std::size_t chains = std::min<std::size_t>(8, count - j);
+    float sums[8] = {0, 0, 0, 0, 0, 0, 0, 0};
+    for (Eigen::Index k = 0; k < dim; ++k)
+      for (std::size_t c = 0; c < chains; ++c) sums[c] = std::fma(fixed[k], others[j + c][k], sums[c]);
+    std::copy(sums, sums + chains, out + j);
   }
 }
 

@@ -90,6 +90,10 @@ class Windows {
     for (std::size_t slot = first; slot < std::min(first + kChunkSlots, slots()); ++slot) clear(slot);
     chunks_[first / kChunkSlots].reset();
   }
+  // How many slots moved to lists of their own (for the log).
+  std::size_t moved() const {
+    return static_cast<std::size_t>(std::count_if(moved_.begin(), moved_.end(), [](const auto& list) { return list != nullptr; }));
+  }
   // Empties the slot for reuse.
   void clear(std::size_t slot) {
     if (counts_[slot] == kMoved) moved_[slot].reset();
@@ -185,6 +189,29 @@ class Windows {
   std::vector<std::uint32_t> counts_;
   std::vector<float> thresholds_;
   std::vector<std::unique_ptr<std::vector<Entry>>> moved_;  // the lists of the slots that moved
+};
+
+// A few entries per slot waiting to be rescored: add() says when a slot is full; the caller then rescores its
+// entries and clears it. For lists whose exact form is kept all along (the exact list's bound then screens the
+// approximate keys), where a window would hold many near-ties.
+class Staging {
+ public:
+  Staging(std::size_t slots, std::size_t size) : size_(size), entries_(new Windows::Entry[slots * size]), counts_(slots, 0) {}
+
+  bool add(std::size_t slot, float key, std::uint32_t index) {
+    entries_[slot * size_ + counts_[slot]] = Windows::Entry{key, index};
+    return ++counts_[slot] == size_;
+  }
+  Windows::Span entries(std::size_t slot) const {
+    const Windows::Entry* first = entries_.get() + slot * size_;
+    return Windows::Span{first, first + counts_[slot]};
+  }
+  void clear(std::size_t slot) { counts_[slot] = 0; }
+
+ private:
+  std::size_t size_;
+  std::unique_ptr<Windows::Entry[]> entries_;  // written before read
+  std::vector<std::uint32_t> counts_;
 };
 
 }  // namespace termalign::detail
