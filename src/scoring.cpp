@@ -933,7 +933,7 @@ void scan_pools_bf16(const Matrix& X, std::size_t row_begin, std::size_t row_end
                                       values[t], rows[t], static_cast<std::uint32_t>(column)});
     staged.clear(column);
     const float threshold = std::max(reverse_thresholds[column], reverse.bounds()[column] - half_key_width);
-    __atomic_store(&reverse_thresholds[column], &threshold, __ATOMIC_RELAXED);
+    detail::store_relaxed(reverse_thresholds[column], threshold);
   };
   PerSlot<std::pair<std::vector<std::uint32_t>, std::vector<float>>> scratch(
       static_cast<std::size_t>(threads), [] { return std::pair<std::vector<std::uint32_t>, std::vector<float>>(); });
@@ -961,7 +961,7 @@ void scan_pools_bf16(const Matrix& X, std::size_t row_begin, std::size_t row_end
         to_columns.raise(column, bound, 0);
       }
       float reverse_threshold = 0.0f;
-      if (with_reverse) __atomic_load(&reverse_thresholds[column], &reverse_threshold, __ATOMIC_RELAXED);
+      if (with_reverse) reverse_threshold = detail::load_relaxed(reverse_thresholds[column]);
       if (with_reverse && reverse_threshold == kFresh) {
         const float bound = column_bound_from_tile(similarities, tile_rows, 2.0f, row_floors, reverse.capacity());
         reverse_threshold = bound - widths.keys;
@@ -993,13 +993,14 @@ void scan_pools_bf16(const Matrix& X, std::size_t row_begin, std::size_t row_end
     }
     if (!to_columns.empty()) {
       const std::unique_lock<std::mutex> lock = locks.lock(first_col);
-      auto& [rows_of, values_of] = scratch[slot];
+      std::vector<std::uint32_t>& rows_of = scratch[slot].first;  // not a structured binding: lambdas use them
+      std::vector<float>& values_of = scratch[slot].second;
       to_columns.flush(
           [&](const PendingOffers::Offer& o) {
             if (o.window == 0) return column_windows.raise(o.column, o.key);
             // The group maxima bound the keep-th approximate key: the exact one is at least that - 2 E.
             const float threshold = std::max(reverse_thresholds[o.column], o.key - widths.keys);
-            __atomic_store(&reverse_thresholds[o.column], &threshold, __ATOMIC_RELAXED);
+            detail::store_relaxed(reverse_thresholds[o.column], threshold);
           },
           [&](const PendingOffers::Offer& o) {
             if (o.window == 0) return column_windows.offer(o.column, o.key, o.row);
@@ -1024,7 +1025,8 @@ void scan_pools_bf16(const Matrix& X, std::size_t row_begin, std::size_t row_end
     SerialEigenProducts serial_products;
     parallel_for((n2 + 1023) / 1024, threads, [&](std::size_t part) {
       const std::size_t slot = static_cast<std::size_t>(current_thread()) % static_cast<std::size_t>(threads);
-      auto& [rows_of, values_of] = scratch[slot];
+      std::vector<std::uint32_t>& rows_of = scratch[slot].first;
+      std::vector<float>& values_of = scratch[slot].second;
       for (std::size_t column = part * 1024; column < std::min(n2, (part + 1) * 1024); ++column)
         rescore_staged(column, exact[slot], rows_of, values_of);
     });

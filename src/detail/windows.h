@@ -15,6 +15,15 @@
 
 namespace termalign::detail {
 
+// Relaxed atomic access to a float that threads share (GCC's and Clang's builtins): a threshold one thread raises
+// while others read it, where a late value is still a valid one.
+inline float load_relaxed(const float& place) {
+  float value;
+  __atomic_load(&place, &value, __ATOMIC_RELAXED);
+  return value;
+}
+inline void store_relaxed(float& place, float value) { __atomic_store(&place, &value, __ATOMIC_RELAXED); }
+
 // For each slot, the items offered with an approximate key (each within width/2 of its exact key) that might be
 // among the slot's `keep` best by exact key. If L is the keep-th largest approximate key offered to a slot, the
 // keep-th largest exact key is at least L - width/2, so an item of approximate key below L - width is outside the
@@ -64,13 +73,11 @@ class Windows {
   // its items).
   void raise(std::size_t slot, float bound) {
     const float threshold = bound - width_;
-    if (keep_ > 0 && threshold > thresholds_[slot]) __atomic_store(&thresholds_[slot], &threshold, __ATOMIC_RELAXED);
+    if (keep_ > 0 && threshold > thresholds_[slot]) store_relaxed(thresholds_[slot], threshold);
   }
   // A slot's threshold for a thread that does not own the slot (relaxed: a late value is lower, still valid).
   float threshold(std::size_t slot) const {
-    float value;
-    __atomic_load(&thresholds_[slot], &value, __ATOMIC_RELAXED);
-    return value;
+    return load_relaxed(thresholds_[slot]);
   }
 
   // The slot's entries after a last compaction: every item that might be among its exact top `keep`.
@@ -149,7 +156,7 @@ class Windows {
     float* keys = count > kOnStack ? on_heap.data() : on_stack;
     for (std::uint32_t i = 0; i < count; ++i) keys[i] = entries[i].key;
     const float threshold = std::max(thresholds_[slot], kth_largest(keys, count, keep_) - width_);
-    __atomic_store(&thresholds_[slot], &threshold, __ATOMIC_RELAXED);
+    store_relaxed(thresholds_[slot], threshold);
     return static_cast<std::uint32_t>(
         std::remove_if(entries, entries + count, [threshold](const Entry& e) { return e.key < threshold; }) -
         entries);
