@@ -62,11 +62,11 @@ void report(benchmark::State& state, int n) {
   state.counters["threads"] = termalign::resolve_threads(0);
 }
 
-// Yardstick 1: the library's tiles and its tile product (similarity_product: OpenBLAS's sgemm, or Eigen's), one
-// single-threaded product per tile into a per-thread buffer, the row blocks shared out among the threads.
-void BM_PlainGemmTiles(benchmark::State& state) {
-  const int n = static_cast<int>(state.range(0));
-  const termalign::Matrix X = random_unit_rows(n, 1), Z = random_unit_rows(n, 2);
+// The yardsticks' walk: the library's tiles of an n x n product, the row blocks shared out among the threads,
+// product(slot, first_row, rows, first_col, cols, buffer) once per tile into the thread's buffer (tiles x rows,
+// row-major), each product single-threaded.
+template <typename Product>
+void time_tiles(benchmark::State& state, int n, Product&& product) {
   const termalign::TileOptions tiles = bench_tiles();
   const int threads = termalign::resolve_threads(0);
   const int tile_rows = std::min<int>(static_cast<int>(tiles.rows), n);
@@ -76,19 +76,26 @@ void BM_PlainGemmTiles(benchmark::State& state) {
   auto serial_products = std::make_unique<termalign::SerialEigenProducts>();
   for (auto _ : state) {
     termalign::parallel_for(row_blocks, threads, [&](std::size_t block) {
-      termalign::Matrix& buffer = buffers[termalign::current_thread() % threads];
+      const int slot = termalign::current_thread() % threads;
       const int first_row = static_cast<int>(block) * tile_rows, rows = std::min(tile_rows, n - first_row);
       for (int first_col = 0; first_col < n; first_col += tile_cols) {
-        const int cols = std::min(tile_cols, n - first_col);
-        termalign::similarity_product(X.row(first_row).data(), rows, Z.row(first_col).data(), cols, kDim,
-                                      buffer.data());
-        benchmark::DoNotOptimize(buffer.data());
+        product(slot, first_row, rows, first_col, std::min(tile_cols, n - first_col), buffers[slot].data());
+        benchmark::DoNotOptimize(buffers[slot].data());
       }
     });
   }
-  state.SetLabel(termalign::similarity_kernel());
   serial_products.reset();  // before report(), which counts the threads
   report(state, n);
+}
+
+// Yardstick 1: the library's tiles and its tile product (similarity_product: OpenBLAS's sgemm, or Eigen's).
+void BM_PlainGemmTiles(benchmark::State& state) {
+  const int n = static_cast<int>(state.range(0));
+  const termalign::Matrix X = random_unit_rows(n, 1), Z = random_unit_rows(n, 2);
+  time_tiles(state, n, [&](int, int first_row, int rows, int first_col, int cols, float* out) {
+    termalign::similarity_product(X.row(first_row).data(), rows, Z.row(first_col).data(), cols, kDim, out);
+  });
+  state.SetLabel(termalign::similarity_kernel());
 }
 
 // Yardstick 1 in bf16: the same tiles as oneDNN bf16 matmuls (detail::Bf16Product, fp32 results), the rows
@@ -99,30 +106,13 @@ void BM_Bf16GemmTiles(benchmark::State& state) {
   std::vector<termalign::detail::Bf16> x(X.size()), z(Z.size());
   termalign::detail::to_bf16(X.data(), x.size(), x.data());
   termalign::detail::to_bf16(Z.data(), z.size(), z.data());
-  const termalign::TileOptions tiles = bench_tiles();
-  const int threads = termalign::resolve_threads(0);
-  const int tile_rows = std::min<int>(static_cast<int>(tiles.rows), n);
-  const int tile_cols = std::min<int>(static_cast<int>(tiles.cols), n);
-  std::vector<termalign::Matrix> buffers(threads, termalign::Matrix(tile_cols, tile_rows));
-  std::vector<std::unique_ptr<termalign::detail::Bf16Product>> products(threads);
+  std::vector<std::unique_ptr<termalign::detail::Bf16Product>> products(termalign::resolve_threads(0));
   for (auto& product : products) product = std::make_unique<termalign::detail::Bf16Product>();
-  const int row_blocks = (n + tile_rows - 1) / tile_rows;
-  auto serial_products = std::make_unique<termalign::SerialEigenProducts>();
-  for (auto _ : state) {
-    termalign::parallel_for(row_blocks, threads, [&](std::size_t block) {
-      const int slot = termalign::current_thread() % threads;
-      const int first_row = static_cast<int>(block) * tile_rows, rows = std::min(tile_rows, n - first_row);
-      for (int first_col = 0; first_col < n; first_col += tile_cols) {
-        const int cols = std::min(tile_cols, n - first_col);
-        (*products[slot])(x.data() + static_cast<std::size_t>(first_row) * kDim, rows,
-                          z.data() + static_cast<std::size_t>(first_col) * kDim, cols, kDim, buffers[slot].data());
-        benchmark::DoNotOptimize(buffers[slot].data());
-      }
-    });
-  }
+  time_tiles(state, n, [&](int slot, int first_row, int rows, int first_col, int cols, float* out) {
+    (*products[slot])(x.data() + static_cast<std::size_t>(first_row) * kDim, rows,
+                      z.data() + static_cast<std::size_t>(first_col) * kDim, cols, kDim, out);
+  });
   state.SetLabel(termalign::detail::onednn_version());
-  serial_products.reset();
-  report(state, n);
 }
 
 // The result of the same call in fp32, for a bf16 run to be compared with (outside the timing): the benchmark

@@ -315,7 +315,7 @@ void for_each_tile(const Matrix& X, std::size_t row_begin, std::size_t row_end, 
       if (!workspace.bf16_product) {
         workspace.bf16_product = std::make_unique<detail::Bf16Product>();
         workspace.source_bf16.resize(row_capacity * static_cast<std::size_t>(dim));
-        workspace.target_bf16.resize(col_capacity * static_cast<std::size_t>(dim));
+        if (rounded_Z.empty()) workspace.target_bf16.resize(col_capacity * static_cast<std::size_t>(dim));
       }
       detail::to_bf16(X.data() + first_row * static_cast<std::size_t>(dim), rows * static_cast<std::size_t>(dim),
                       workspace.source_bf16.data());
@@ -637,8 +637,8 @@ void rescore_rows(const Matrix& X, std::size_t first_row, std::size_t rows, cons
 }
 
 // Every column of Z, whose windows (a slot per column, listing rows of X) are complete: offer(w, column, row,
-// value) for each listed pair with its exact value, the columns shared out among `threads` threads. Each column's
-// lists are freed once offered.
+// value) for each listed pair with its exact value, the columns shared out among `threads` threads; the windows'
+// memory is freed chunk by chunk (Windows::release_chunk) as the exact lists fill.
 template <typename Offer>
 void rescore_columns(const Matrix& X, const Matrix& Z, const std::vector<detail::Windows*>& windows, int threads,
                      Offer&& offer) {
@@ -696,10 +696,11 @@ std::size_t column_spare(std::size_t keep, std::size_t columns) {
 // x.z_j - offsets[j] - row_offsets[i], either may be null for 0), instead of the appends and compactions that would
 // raise the thresholds from -inf.
 void raise_rows_from_tile(const Tile& tile, float factor, const float* offsets, const float* row_offsets,
-                          detail::Windows& windows, std::vector<float>& maxima, std::vector<float>& smallest) {
+                          detail::Windows& windows) {
   const std::size_t keep = windows.keep();
   const auto cols = static_cast<std::size_t>(tile.rows()), rows = static_cast<std::size_t>(tile.cols());
   if (keep == 0 || cols < keep) return;
+  thread_local std::vector<float> maxima, smallest;  // per row of the block
   smallest.assign(rows, std::numeric_limits<float>::infinity());
   maxima.resize(rows);
   for (std::size_t group = 0; group < keep; ++group) {
@@ -712,7 +713,8 @@ void raise_rows_from_tile(const Tile& tile, float factor, const float* offsets, 
     }
     for (std::size_t i = 0; i < rows; ++i) smallest[i] = std::min(smallest[i], maxima[i]);
   }
-  for (std::size_t i = 0; i < rows; ++i) windows.raise(i, smallest[i] - (row_offsets == nullptr ? 0.0f : row_offsets[i]));
+  for (std::size_t i = 0; i < rows; ++i)
+    windows.raise(i, smallest[i] - (row_offsets == nullptr ? 0.0f : row_offsets[i]));
 }
 
 // The same bound for a column whose window is fresh, from its keys in the tile, factor x_i.z - offsets[i] (offsets
@@ -756,8 +758,6 @@ class PendingOffers {
     raises_.clear();
     offers_.clear();
   }
-  // Scratch for the rows' bounds (raise_rows_from_tile).
-  std::vector<float> maxima, smallest;
 
  private:
   std::vector<Offer> offers_, raises_;
@@ -787,7 +787,7 @@ TopValues scan_neighbourhoods_bf16(const Matrix& X, std::size_t row_begin, std::
     PendingOffers& to_columns = pending[slot];
     constexpr float kFresh = -std::numeric_limits<float>::infinity();
     if (rows.thresholds()[0] == kFresh)
-      raise_rows_from_tile(tile, 1.0f, nullptr, nullptr, rows, to_columns.maxima, to_columns.smallest);
+      raise_rows_from_tile(tile, 1.0f, nullptr, nullptr, rows);
     for (Eigen::Index j = 0; j < tile.rows(); ++j) {
       const std::size_t column = first_col + static_cast<std::size_t>(j);
       const float* similarities = tile.row(j).data();
@@ -944,9 +944,8 @@ void scan_pools_bf16(const Matrix& X, std::size_t row_begin, std::size_t row_end
     const float* row_floors = with_reverse ? source_floors.data() + first_row : nullptr;
     constexpr float kFresh = -std::numeric_limits<float>::infinity();
     if (rows.values.thresholds()[0] == kFresh) {
-      raise_rows_from_tile(tile, 1.0f, nullptr, nullptr, rows.values, to_columns.maxima, to_columns.smallest);
-      raise_rows_from_tile(tile, 2.0f, floors.data() + first_col, nullptr, rows.pool, to_columns.maxima,
-                           to_columns.smallest);
+      raise_rows_from_tile(tile, 1.0f, nullptr, nullptr, rows.values);
+      raise_rows_from_tile(tile, 2.0f, floors.data() + first_col, nullptr, rows.pool);
     }
     const auto tile_rows = static_cast<std::size_t>(tile.cols());
     for (Eigen::Index j = 0; j < tile.rows(); ++j) {
@@ -986,7 +985,8 @@ void scan_pools_bf16(const Matrix& X, std::size_t row_begin, std::size_t row_end
         for_each_bit(to_rows, [&](Eigen::Index t) {
           rows.values.offer(static_cast<std::size_t>(chunk + t), values[t], target);
         });
-        for_each_bit(to_pool, [&](Eigen::Index t) { rows.pool.offer(static_cast<std::size_t>(chunk + t), keys[t], target); });
+        for_each_bit(to_pool,
+                     [&](Eigen::Index t) { rows.pool.offer(static_cast<std::size_t>(chunk + t), keys[t], target); });
         for_each_bit(to_column, [&](Eigen::Index t) { to_columns.add(column, source(t), values[t], 0); });
         for_each_bit(to_reverse, [&](Eigen::Index t) { to_columns.add(column, source(t), reverse_keys[t], 1); });
       }
@@ -1094,7 +1094,8 @@ void scan_pools(const Matrix& X, std::size_t row_begin, std::size_t row_end, con
               const std::uint32_t to_pool = reaching(keys, count, pool_bounds + chunk);
               std::uint32_t to_reverse = 0;
               if (with_reverse) {
-                for (Eigen::Index t = 0; t < count; ++t) reverse_keys[t] = doubled_minus(values[t], row_floors[chunk + t]);
+                for (Eigen::Index t = 0; t < count; ++t)
+                  reverse_keys[t] = doubled_minus(values[t], row_floors[chunk + t]);
                 to_reverse = reaching(reverse_keys, count, reverse.bounds()[column]);
               }
               if ((to_rows | to_column | to_pool | to_reverse) == 0) continue;
@@ -1132,13 +1133,12 @@ void select_rows_bf16(const Matrix& X, std::size_t row_begin, std::size_t row_en
   PerSlot<ExactValues> exact(static_cast<std::size_t>(threads), [] { return ExactValues(); });
   const float* source_means = means.source.data();
   const float* target_means = means.target.data();
-  std::vector<std::vector<float>> maxima(static_cast<std::size_t>(threads)), smallest(maxima.size());
   const auto visit = [&](std::size_t slot, std::size_t first_row, std::size_t first_col, const Tile& tile) {
     detail::Windows& rows = row_windows[slot];
     const float* row_means = source_means + first_row;
     float scores[kChunk];
     if (rows.thresholds()[0] == -std::numeric_limits<float>::infinity())
-      raise_rows_from_tile(tile, 2.0f, target_means + first_col, row_means, rows, maxima[slot], smallest[slot]);
+      raise_rows_from_tile(tile, 2.0f, target_means + first_col, row_means, rows);
     for (Eigen::Index j = 0; j < tile.rows(); ++j) {
       const std::size_t column = first_col + static_cast<std::size_t>(j);
       const float* similarities = tile.row(j).data();

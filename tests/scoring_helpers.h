@@ -1,8 +1,10 @@
-// Helpers of the scoring tests: random unit rows, and bit-for-bit comparisons of results.
+// Helpers of the scoring tests: random unit rows, brute-force neighbourhood means, and bit-for-bit comparisons of
+// results.
 #pragma once
 
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <random>
 #include <vector>
 
@@ -21,6 +23,41 @@ inline Matrix random_unit_rows(int rows, int dim, unsigned seed) {
     M.row(i).normalize();
   }
   return M;
+}
+
+// Plain dot products, one by one: the references share no code with the kernels.
+inline std::vector<std::vector<float>> all_similarities(const Matrix& X, const Matrix& Z) {
+  std::vector<std::vector<float>> s(X.rows(), std::vector<float>(Z.rows()));
+  for (int i = 0; i < X.rows(); ++i)
+    for (int j = 0; j < Z.rows(); ++j) {
+      float dot = 0;
+      for (int c = 0; c < X.cols(); ++c) dot += X(i, c) * Z(j, c);
+      s[i][j] = dot;
+    }
+  return s;
+}
+
+inline float mean_of_largest(std::vector<float> values, int k) {
+  if (values.empty()) return 0.0f;
+  std::sort(values.begin(), values.end(), [](float a, float b) { return a > b; });
+  const std::size_t count = std::min<std::size_t>(k, values.size());
+  double sum = 0;
+  for (std::size_t i = 0; i < count; ++i) sum += values[i];
+  return static_cast<float>(sum / count);
+}
+
+inline NeighbourhoodMeans reference_means(const Matrix& X, const Matrix& Z, int k) {
+  const auto s = all_similarities(X, Z);
+  NeighbourhoodMeans means;
+  means.source.resize(X.rows());
+  means.target.resize(Z.rows());
+  for (int i = 0; i < X.rows(); ++i) means.source[i] = mean_of_largest(s[i], k);
+  for (int j = 0; j < Z.rows(); ++j) {
+    std::vector<float> column;
+    for (int i = 0; i < X.rows(); ++i) column.push_back(s[i][j]);
+    means.target[j] = mean_of_largest(column, k);
+  }
+  return means;
 }
 
 inline void require_identical(const std::vector<Candidate>& a, const std::vector<Candidate>& b) {

@@ -25,6 +25,7 @@ using termalign::Precision;
 using termalign::SelectionOptions;
 using termalign::TileOptions;
 using termalign::testing::random_unit_rows;
+using termalign::testing::reference_means;
 using termalign::testing::require_identical;
 namespace detail = termalign::detail;
 
@@ -45,33 +46,6 @@ void add_near_ties(Matrix& M, unsigned seed) {
       M.row(copy).normalize();
     }
   }
-}
-
-// Plain dot products, one by one: the reference shares no code with the kernels.
-NeighbourhoodMeans reference_means(const Matrix& X, const Matrix& Z, int k) {
-  const auto mean_of_largest = [k](std::vector<float> values) {
-    std::sort(values.begin(), values.end(), [](float a, float b) { return a > b; });
-    const std::size_t count = std::min<std::size_t>(static_cast<std::size_t>(k), values.size());
-    double sum = 0;
-    for (std::size_t i = 0; i < count; ++i) sum += values[i];
-    return static_cast<float>(sum / static_cast<double>(count));
-  };
-  NeighbourhoodMeans means;
-  means.source.resize(X.rows());
-  means.target.resize(Z.rows());
-  std::vector<std::vector<float>> columns(static_cast<std::size_t>(Z.rows()));
-  for (Eigen::Index i = 0; i < X.rows(); ++i) {
-    std::vector<float> row;
-    for (Eigen::Index j = 0; j < Z.rows(); ++j) {
-      float dot = 0;
-      for (Eigen::Index c = 0; c < X.cols(); ++c) dot += X(i, c) * Z(j, c);
-      row.push_back(dot);
-      columns[static_cast<std::size_t>(j)].push_back(dot);
-    }
-    means.source[i] = mean_of_largest(row);
-  }
-  for (Eigen::Index j = 0; j < Z.rows(); ++j) means.target[j] = mean_of_largest(columns[static_cast<std::size_t>(j)]);
-  return means;
 }
 
 TileOptions with_precision(TileOptions tiles, Precision precision) {

@@ -17,45 +17,12 @@ using termalign::Matrix;
 using termalign::NeighbourhoodMeans;
 using termalign::SelectionOptions;
 using termalign::TileOptions;
+using termalign::testing::all_similarities;
 using termalign::testing::random_unit_rows;
+using termalign::testing::reference_means;
 using termalign::testing::require_identical;
 
 namespace {
-
-// Plain dot products, one by one: the reference shares no code with the kernel.
-std::vector<std::vector<float>> all_similarities(const Matrix& X, const Matrix& Z) {
-  std::vector<std::vector<float>> s(X.rows(), std::vector<float>(Z.rows()));
-  for (int i = 0; i < X.rows(); ++i)
-    for (int j = 0; j < Z.rows(); ++j) {
-      float dot = 0;
-      for (int c = 0; c < X.cols(); ++c) dot += X(i, c) * Z(j, c);
-      s[i][j] = dot;
-    }
-  return s;
-}
-
-float mean_of_largest(std::vector<float> values, int k) {
-  if (values.empty()) return 0.0f;
-  std::sort(values.begin(), values.end(), [](float a, float b) { return a > b; });
-  const std::size_t count = std::min<std::size_t>(k, values.size());
-  double sum = 0;
-  for (std::size_t i = 0; i < count; ++i) sum += values[i];
-  return static_cast<float>(sum / count);
-}
-
-NeighbourhoodMeans reference_means(const Matrix& X, const Matrix& Z, int k) {
-  const auto s = all_similarities(X, Z);
-  NeighbourhoodMeans means;
-  means.source.resize(X.rows());
-  means.target.resize(Z.rows());
-  for (int i = 0; i < X.rows(); ++i) means.source[i] = mean_of_largest(s[i], k);
-  for (int j = 0; j < Z.rows(); ++j) {
-    std::vector<float> column;
-    for (int i = 0; i < X.rows(); ++i) column.push_back(s[i][j]);
-    means.target[j] = mean_of_largest(column, k);
-  }
-  return means;
-}
 
 // Every pair scored, each row's and column's list sorted in full, then the selection as documented.
 std::vector<Candidate> reference_selection(const Matrix& X, const Matrix& Z, const NeighbourhoodMeans& means,

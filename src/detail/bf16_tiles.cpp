@@ -42,10 +42,16 @@ std::string bf16_instructions() {
   return found;
 }
 
+// TERMALIGN_CPU_BF16 when set and not empty, else null.
+const char* forced_bf16() {
+  const char* forced = std::getenv("TERMALIGN_CPU_BF16");
+  return forced != nullptr && *forced != '\0' ? forced : nullptr;
+}
+
 }  // namespace
 
 bool cpu_has_bf16() {
-  if (const char* forced = std::getenv("TERMALIGN_CPU_BF16"); forced != nullptr && *forced != '\0') {
+  if (const char* forced = forced_bf16()) {
     if (std::strcmp(forced, "0") == 0) return false;
     if (std::strcmp(forced, "1") == 0) return true;
     throw_usage_error("TERMALIGN_CPU_BF16 must be 0 or 1 (got \"" + std::string(forced) + "\").");
@@ -71,10 +77,9 @@ Precision resolve_precision(Precision requested) {
 std::string describe_precision(Precision requested) {
   const std::string instructions = bf16_instructions();
   const std::string cpu = instructions.empty() ? "the CPU has no bf16 instructions" : "the CPU has " + instructions;
-  const bool forced = std::getenv("TERMALIGN_CPU_BF16") != nullptr && *std::getenv("TERMALIGN_CPU_BF16") != '\0';
-  const std::string why = forced && requested == Precision::automatic
-                              ? cpu + ", TERMALIGN_CPU_BF16=" + std::getenv("TERMALIGN_CPU_BF16")
-                              : cpu;
+  const char* forced = forced_bf16();
+  const std::string why =
+      forced != nullptr && requested == Precision::automatic ? cpu + ", TERMALIGN_CPU_BF16=" + forced : cpu;
   const Precision chosen = resolve_precision(requested);
   const std::string how = requested == Precision::automatic ? "auto" : "asked for";
   if (!kVectorBf16Passes && chosen == Precision::fp32 && requested == Precision::automatic && cpu_has_bf16())
@@ -213,10 +218,6 @@ const char* onednn_version() {
   return version.c_str();
 }
 
-}  // namespace detail
-}  // namespace termalign
-
-namespace termalign::detail {
 namespace {
 
 #if defined(__AVX512F__)
@@ -284,4 +285,5 @@ void ordered_dots(const float* fixed, const float* const* others, std::size_t co
   }
 }
 
-}  // namespace termalign::detail
+}  // namespace detail
+}  // namespace termalign

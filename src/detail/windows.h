@@ -29,7 +29,7 @@ inline void store_relaxed(float& place, float value) { __atomic_store(&place, &v
 // keep-th largest exact key is at least L - width/2, so an item of approximate key below L - width is outside the
 // exact top `keep` (and below ties with it, which the exact lists break by index). A slot appends what reaches its
 // threshold to a buffer of keep + spare entries and, when it is full, keeps what reaches keep-th best - width
-// (std::nth_element) and raises the threshold to that. A slot whose buffer stays nearly full (many near-ties) moves
+// (kth_largest) and raises the threshold to that. A slot whose buffer stays nearly full (many near-ties) moves
 // to a list of its own that grows. Threads may offer to different slots at once. thresholds() are for a hot
 // loop's screening: an item below them is not wanted.
 class Windows {
@@ -76,9 +76,7 @@ class Windows {
     if (keep_ > 0 && threshold > thresholds_[slot]) store_relaxed(thresholds_[slot], threshold);
   }
   // A slot's threshold for a thread that does not own the slot (relaxed: a late value is lower, still valid).
-  float threshold(std::size_t slot) const {
-    return load_relaxed(thresholds_[slot]);
-  }
+  float threshold(std::size_t slot) const { return load_relaxed(thresholds_[slot]); }
 
   // The slot's entries after a last compaction: every item that might be among its exact top `keep`.
   Span finished(std::size_t slot) {
@@ -99,7 +97,8 @@ class Windows {
   }
   // How many slots moved to lists of their own (for the log).
   std::size_t moved() const {
-    return static_cast<std::size_t>(std::count_if(moved_.begin(), moved_.end(), [](const auto& list) { return list != nullptr; }));
+    return static_cast<std::size_t>(
+        std::count_if(moved_.begin(), moved_.end(), [](const auto& list) { return list != nullptr; }));
   }
   // Empties the slot for reuse.
   void clear(std::size_t slot) {
@@ -119,43 +118,40 @@ class Windows {
     return keep_ == 0 ? std::numeric_limits<float>::infinity() : -std::numeric_limits<float>::infinity();
   }
 
-  // Keeps the entries within `width` of the keep-th best, raising the slot's threshold; returns their count. The
-  // keep-th best is selected among a copy of the keys (floats select faster than entries).
-  // The k-th largest of keys[0, count) (k <= count); may reorder them. Short lists by counting, for each key, the
-  // keys above it (16 at a time): the k-th largest is the smallest key with fewer than k above it. Else
-  // std::nth_element.
-  static float kth_largest(float* keys, std::uint32_t count, std::size_t k) {
+  // The k-th largest key of entries[0, count) (k <= count). Short lists by counting, for each key, the keys above
+  // it (16 at a time): the k-th largest is the smallest key with fewer than k above it. Else std::nth_element on
+  // a copy of the keys.
+  static float kth_largest(const Entry* entries, std::uint32_t count, std::size_t k) {
 #if defined(__AVX512F__)
     constexpr std::uint32_t kCounted = 128;
     if (count <= kCounted) {
-      alignas(64) float padded[kCounted];
+      alignas(64) float keys[kCounted];
       const std::uint32_t vectors = (count + 15) / 16;
       for (std::uint32_t i = 0; i < vectors * 16; ++i)
-        padded[i] = i < count ? keys[i] : -std::numeric_limits<float>::infinity();
+        keys[i] = i < count ? entries[i].key : -std::numeric_limits<float>::infinity();
       float kth = std::numeric_limits<float>::infinity();
       for (std::uint32_t i = 0; i < count; ++i) {
-        const __m512 key = _mm512_set1_ps(padded[i]);
+        const __m512 key = _mm512_set1_ps(keys[i]);
         std::uint32_t above = 0;
         for (std::uint32_t v = 0; v < vectors; ++v)
           above += static_cast<std::uint32_t>(
-              __builtin_popcount(_mm512_cmp_ps_mask(_mm512_load_ps(padded + 16 * v), key, _CMP_GT_OQ)));
-        if (above < k) kth = std::min(kth, padded[i]);
+              __builtin_popcount(_mm512_cmp_ps_mask(_mm512_load_ps(keys + 16 * v), key, _CMP_GT_OQ)));
+        if (above < k) kth = std::min(kth, keys[i]);
       }
       return kth;
     }
 #endif
-    std::nth_element(keys, keys + k - 1, keys + count, [](float a, float b) { return a > b; });
+    std::vector<float> keys(count);
+    for (std::uint32_t i = 0; i < count; ++i) keys[i] = entries[i].key;
+    std::nth_element(keys.begin(), keys.begin() + static_cast<std::ptrdiff_t>(k - 1), keys.end(),
+                     [](float a, float b) { return a > b; });
     return keys[k - 1];
   }
 
+  // Keeps the entries within `width` of the keep-th best, raising the slot's threshold; returns their count.
   std::uint32_t compact(Entry* entries, std::uint32_t count, std::size_t slot) {
     if (keep_ == 0 || count < keep_) return count;
-    constexpr std::uint32_t kOnStack = 256;
-    float on_stack[kOnStack];
-    std::vector<float> on_heap(count > kOnStack ? count : 0);
-    float* keys = count > kOnStack ? on_heap.data() : on_stack;
-    for (std::uint32_t i = 0; i < count; ++i) keys[i] = entries[i].key;
-    const float threshold = std::max(thresholds_[slot], kth_largest(keys, count, keep_) - width_);
+    const float threshold = std::max(thresholds_[slot], kth_largest(entries, count, keep_) - width_);
     store_relaxed(thresholds_[slot], threshold);
     return static_cast<std::uint32_t>(
         std::remove_if(entries, entries + count, [threshold](const Entry& e) { return e.key < threshold; }) -
@@ -203,7 +199,8 @@ class Windows {
 // approximate keys), where a window would hold many near-ties.
 class Staging {
  public:
-  Staging(std::size_t slots, std::size_t size) : size_(size), entries_(new Windows::Entry[slots * size]), counts_(slots, 0) {}
+  Staging(std::size_t slots, std::size_t size)
+      : size_(size), entries_(new Windows::Entry[slots * size]), counts_(slots, 0) {}
 
   bool add(std::size_t slot, float key, std::uint32_t index) {
     entries_[slot * size_ + counts_[slot]] = Windows::Entry{key, index};
