@@ -797,27 +797,50 @@ Eigen::VectorXd candidate_scores(const CandidateSet& candidates, const AlignConf
   return scores;
 }
 
-std::vector<RankedIndex> rank_candidate_indices(const CandidateSet& candidates, const Eigen::VectorXd& scores) {
+std::vector<RankedIndex> rank_candidate_indices(const CandidateSet& candidates, const Eigen::VectorXd& scores,
+                                                int threads) {
   const CandidateEvidence& evidence = candidates.evidence;
-  std::vector<std::size_t> order(evidence.size());
-  std::iota(order.begin(), order.end(), 0);
-  const auto ranked_before = [&](std::size_t a, std::size_t b) {  // the indices' pairs in ranks_before's order
-    const auto ia = static_cast<Eigen::Index>(a), ib = static_cast<Eigen::Index>(b);
-    if (scores(ia) != scores(ib)) return scores(ia) > scores(ib);
-    if (evidence.source[a] != evidence.source[b]) return evidence.source[a] < evidence.source[b];
-    return evidence.target[a] < evidence.target[b];
+  const std::size_t n = evidence.size();
+  // The sort keys side by side (an indirect sort reads three arrays at random: at 3.5M candidates, most of a
+  // second), in ranks_before's order: score descending, then source and target ids (a pair is one candidate).
+  struct Key {
+    double score;
+    std::uint32_t source, target;
+    bool operator<(const Key& other) const {
+      if (score != other.score) return score > other.score;
+      return source != other.source ? source < other.source : target < other.target;
+    }
   };
+  std::vector<Key> keys(n);
+  constexpr std::size_t kBlock = 65536;
+  parallel_for((n + kBlock - 1) / kBlock, threads, [&](std::size_t block) {
+    for (std::size_t i = block * kBlock; i < std::min(n, (block + 1) * kBlock); ++i)
+      keys[i] = {scores(static_cast<Eigen::Index>(i)), evidence.source[i], evidence.target[i]};
+  });
   // Without other evidence the scoring already returns its candidates in this order: one pass checks it.
-  if (!std::is_sorted(order.begin(), order.end(), ranked_before))
-    std::sort(order.begin(), order.end(), ranked_before);
+  // Otherwise each thread sorts a slice and the slices are merged in pairs (each level's merges in parallel).
+  if (!std::is_sorted(keys.begin(), keys.end())) {
+    std::size_t slices = 1;
+    while (slices * 2 <= static_cast<std::size_t>(resolve_threads(threads)) && n / (slices * 2) >= kBlock)
+      slices *= 2;
+    const auto bound = [&](std::size_t slice) {
+      return keys.begin() + static_cast<std::ptrdiff_t>(n * slice / slices);
+    };
+    parallel_for(slices, threads, [&](std::size_t slice) { std::sort(bound(slice), bound(slice + 1)); });
+    for (std::size_t width = 1; width < slices; width *= 2) {
+      parallel_for(slices / (2 * width), threads, [&](std::size_t pair) {
+        const std::size_t first = 2 * width * pair;
+        std::inplace_merge(bound(first), bound(first + width), bound(first + 2 * width));
+      });
+    }
+  }
   std::vector<RankedIndex> ranked;
-  ranked.reserve(std::min(order.size(), candidates.cap));
+  ranked.reserve(std::min(n, candidates.cap));
   std::vector<std::size_t> kept_per_source(candidates.per_source > 0 ? candidates.source_terms.size() : 0, 0);
-  for (const std::size_t i : order) {
+  for (const Key& key : keys) {
     if (ranked.size() == candidates.cap) break;
-    if (candidates.per_source > 0 && ++kept_per_source[evidence.source[i]] > candidates.per_source) continue;
-    ranked.push_back(
-        {evidence.source[i], evidence.target[i], static_cast<float>(scores(static_cast<Eigen::Index>(i)))});
+    if (candidates.per_source > 0 && ++kept_per_source[key.source] > candidates.per_source) continue;
+    ranked.push_back({key.source, key.target, static_cast<float>(key.score)});
   }
   return ranked;
 }
@@ -840,7 +863,8 @@ std::vector<RankedPair> ranked_pairs(const CandidateSet& candidates, const std::
 
 // The final list of align_terms and run_align: the candidates by their final scores.
 std::vector<RankedIndex> final_ranking(const CandidateSet& candidates, const AlignConfig& config) {
-  std::vector<RankedIndex> ranked = rank_candidate_indices(candidates, candidate_scores(candidates, config));
+  std::vector<RankedIndex> ranked =
+      rank_candidate_indices(candidates, candidate_scores(candidates, config), config.scoring.threads);
   logger().info("ranked {} pairs (cap {})", ranked.size(), candidates.cap);
   return ranked;
 }
@@ -849,7 +873,7 @@ std::vector<RankedIndex> final_ranking(const CandidateSet& candidates, const Ali
 
 std::vector<RankedPair> rank_candidates(const CandidateSet& candidates, const Eigen::VectorXd& scores,
                                         int threads) {
-  return ranked_pairs(candidates, rank_candidate_indices(candidates, scores), threads);
+  return ranked_pairs(candidates, rank_candidate_indices(candidates, scores, threads), threads);
 }
 
 std::vector<RankedPair> align_terms(const AlignConfig& config, AlignmentSummary* summary,

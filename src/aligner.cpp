@@ -203,7 +203,7 @@ std::vector<RankedIndex> Aligner::rank(const CslsSelection& scored, const std::v
     set.evidence.cosine.push_back(candidate.cosine);
     scores(static_cast<Eigen::Index>(i)) = candidate.score;
   }
-  return rank_candidate_indices(set, scores);
+  return rank_candidate_indices(set, scores, config_.scoring.threads);
 }
 
 std::vector<RankedPair> Aligner::align(AlignmentSummary* summary) {

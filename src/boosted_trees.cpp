@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdint>
 #include <cstdio>
 #include <limits>
 #include <memory>
@@ -50,23 +51,35 @@ std::string number(double value) {
   return text;
 }
 
-// Prediction of `type` (1: margin, 2: contributions) for every row.
+// Prediction of `type` (1: margin, 2: contributions) for every row. Margins are predicted in place from the rows
+// (XGBoost reads them where they are: no DMatrix copy; the same margins); contributions need a DMatrix.
 std::vector<float> predict(const std::string& model, const Matrix& x, int type, int threads,
                            std::vector<bst_ulong>& shape) {
   Booster booster(nullptr, 0);
   check(XGBoosterLoadModelFromBuffer(booster.handle, model.data(), static_cast<bst_ulong>(model.size())),
         "re-ranker model");
   booster.set("nthread", std::to_string(resolve_threads(threads)));
-  const MatrixHandle matrix(x);
   const std::string config = "{\"type\": " + std::to_string(type) +
                              ", \"training\": false, \"iteration_begin\": 0, \"iteration_end\": 0, "
-                             "\"strict_shape\": false}";
+                             "\"strict_shape\": false";
   const bst_ulong* out_shape = nullptr;
   bst_ulong dimensions = 0;
   const float* result = nullptr;
-  check(
-      XGBoosterPredictFromDMatrix(booster.handle, matrix.handle, config.c_str(), &out_shape, &dimensions, &result),
-      "prediction");
+  if (type == 1 && x.rows() > 0) {
+    // The rows as a NumPy __array_interface__ (row-major float32), NaN missing as in the DMatrix.
+    const std::string rows = "{\"data\": [" + std::to_string(reinterpret_cast<std::uintptr_t>(x.data())) +
+                             ", true], \"shape\": [" + std::to_string(x.rows()) + ", " + std::to_string(x.cols()) +
+                             "], \"typestr\": \"<f4\", \"version\": 3}";
+    const std::string in_place = config + ", \"missing\": NaN, \"cache_id\": 0}";
+    check(XGBoosterPredictFromDense(booster.handle, rows.c_str(), in_place.c_str(), nullptr, &out_shape,
+                                    &dimensions, &result),
+          "prediction");
+  } else {
+    const MatrixHandle matrix(x);
+    check(XGBoosterPredictFromDMatrix(booster.handle, matrix.handle, (config + "}").c_str(), &out_shape,
+                                      &dimensions, &result),
+          "prediction");
+  }
   shape.assign(out_shape, out_shape + dimensions);
   std::size_t size = 1;
   for (const bst_ulong extent : shape) size *= extent;

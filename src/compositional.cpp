@@ -67,14 +67,50 @@ class WordPairs {
 };
 
 // Each word's nearest word by mapped cosine (ties by id) among the words of the other side that it meets in
-// candidates (the words of the terms paired with its terms), as word pairs (source, target), for both sides. The
-// candidates are each term's nearest terms already, so these are the plausible translations; a search over the
-// whole other vocabulary would cost a product of the two vocabularies (tens of thousands of words each at 20k
-// terms: seconds) for the few pairs the candidates can use. One pass over the candidates' word pairs, each thread
-// keeping its own best per word, then merged by the same order: the result does not depend on the threads.
-std::vector<std::uint64_t> nearest_met_words(const SideWords& source_side, const SideWords& target_side,
-                                             const WordVectors& source_vectors, const WordVectors& target_vectors,
-                                             const CandidateEvidence& evidence, int threads) {
+// candidates (the words of the terms paired with its terms). The candidates are each term's nearest terms already,
+// so these are the plausible translations; a search over the whole other vocabulary would cost a product of the
+// two vocabularies (tens of thousands of words each at 20k terms: seconds) for the few pairs the candidates can
+// use. Each thread keeps its own best per word; they are merged by the same order, so the result does not depend
+// on the threads.
+class NearestMetWords {
+ public:
+  NearestMetWords(std::size_t source_words, std::size_t target_words, int threads)
+      : source_words_(source_words),
+        target_words_(target_words),
+        per_thread_(static_cast<std::size_t>(resolve_threads(threads))) {}
+
+  // A cosine of source word x and target word y met in a candidate (from any thread of the parallel_for).
+  void offer(float cosine, std::uint32_t x, std::uint32_t y) {
+    Best& best = per_thread_[static_cast<std::size_t>(current_thread())];
+    if (best.source.empty()) {
+      best.source.resize(source_words_);
+      best.target.resize(target_words_);
+    }
+    best.source[x].offer(cosine, y);
+    best.target[y].offer(cosine, x);
+  }
+
+  // Each word's nearest word of the other side, as word pairs (source, target), for both sides.
+  std::vector<std::uint64_t> pairs() const {
+    std::vector<std::uint64_t> translated;
+    const auto collect = [&](std::size_t words, bool from_source) {
+      for (std::size_t word = 0; word < words; ++word) {
+        Nearest nearest;
+        for (const Best& best : per_thread_) {
+          const std::vector<Nearest>& side = from_source ? best.source : best.target;
+          if (!side.empty()) nearest.offer(side[word].cosine, side[word].word);
+        }
+        if (nearest.word == std::numeric_limits<std::uint32_t>::max()) continue;
+        const auto self = static_cast<std::uint32_t>(word);
+        translated.push_back(from_source ? word_pair(self, nearest.word) : word_pair(nearest.word, self));
+      }
+    };
+    collect(source_words_, true);
+    collect(target_words_, false);
+    return translated;
+  }
+
+ private:
   struct Nearest {
     float cosine = -std::numeric_limits<float>::infinity();
     std::uint32_t word = std::numeric_limits<std::uint32_t>::max();  // none yet
@@ -85,48 +121,9 @@ std::vector<std::uint64_t> nearest_met_words(const SideWords& source_side, const
   struct Best {
     std::vector<Nearest> source, target;  // by source word: its nearest target word; by target word: source word
   };
-  const int thread_count = resolve_threads(threads);
-  std::vector<Best> per_thread(static_cast<std::size_t>(thread_count));
-  const std::size_t n = evidence.size();
-  constexpr std::size_t kBlock = 4096;
-  parallel_for((n + kBlock - 1) / kBlock, thread_count, [&](std::size_t block) {
-    Best& best = per_thread[static_cast<std::size_t>(current_thread())];
-    if (best.source.empty()) {
-      best.source.resize(source_side.words.size());
-      best.target.resize(target_side.words.size());
-    }
-    for (std::size_t i = block * kBlock; i < std::min(n, (block + 1) * kBlock); ++i) {
-      const std::vector<std::uint32_t>& a = source_side.terms[evidence.source[i]];
-      const std::vector<std::uint32_t>& b = target_side.terms[evidence.target[i]];
-      for (const std::uint32_t x : a) {
-        if (!source_vectors.usable[x]) continue;
-        const auto row = source_vectors.vectors.row(x);
-        for (const std::uint32_t y : b) {
-          if (!target_vectors.usable[y]) continue;
-          const float cosine = row.dot(target_vectors.vectors.row(y));
-          best.source[x].offer(cosine, y);
-          best.target[y].offer(cosine, x);
-        }
-      }
-    }
-  });
-  std::vector<std::uint64_t> translated;
-  const auto collect = [&](std::size_t words, bool from_source) {
-    for (std::size_t word = 0; word < words; ++word) {
-      Nearest nearest;
-      for (const Best& best : per_thread) {
-        const std::vector<Nearest>& side = from_source ? best.source : best.target;
-        if (!side.empty()) nearest.offer(side[word].cosine, side[word].word);
-      }
-      if (nearest.word == std::numeric_limits<std::uint32_t>::max()) continue;
-      const auto self = static_cast<std::uint32_t>(word);
-      translated.push_back(from_source ? word_pair(self, nearest.word) : word_pair(nearest.word, self));
-    }
-  };
-  collect(source_side.words.size(), true);
-  collect(target_side.words.size(), false);
-  return translated;
-}
+  std::size_t source_words_, target_words_;
+  std::vector<Best> per_thread_;
+};
 
 // Soft word alignment of a candidate from its word pairs' cosines (`pairs`: cosine, word of a, word of b): each
 // word's best cosine on the other side, averaged over each term's words with a vector, the two directions
@@ -164,28 +161,20 @@ void add_compositional_evidence(const TermList& source_terms, const TermList& ta
   const WordVectors source_vectors = mapped_word_vectors(source_side.words, source, mapping.source_transform, threads);
   const WordVectors target_vectors = mapped_word_vectors(target_side.words, target, mapping.target_transform, threads);
 
-  // Translated word pairs: the seed's, and each word's nearest word (mapped cosine) among the words it meets in
-  // candidates, in either direction.
-  std::vector<std::uint64_t> translated_pairs =
-      nearest_met_words(source_side, target_side, source_vectors, target_vectors, evidence, threads);
-  for (const auto& [word, targets] : seed_translations(seed, false)) {
-    const auto s = source_side.ids.find(word);
-    if (s == source_side.ids.end()) continue;
-    for (const std::string& target_word : targets) {
-      const auto t = target_side.ids.find(target_word);
-      if (t != target_side.ids.end()) translated_pairs.push_back(word_pair(s->second, t->second));
-    }
-  }
-  const WordPairs translated(std::move(translated_pairs), source_side.words.size());
-
   const std::size_t n = evidence.size();
   evidence.one_to_one.assign(n, 0.0f);
   evidence.translated_share.assign(n, 0.0f);
   evidence.edge_agreement.assign(n, 0.0f);
   evidence.word_alignment.assign(n, 0.0f);
   constexpr std::size_t kBlock = 1024;
-  Progress progress("word-level evidence, candidates", n);
-  parallel_for((n + kBlock - 1) / kBlock, threads, [&](std::size_t block) {
+  const std::size_t blocks = (n + kBlock - 1) / kBlock;
+  Progress progress("word-level evidence, candidates", 2 * n);
+
+  // 1. Each candidate's word pairs by mapped cosine, computed once (the word vectors are read at random: the
+  // products cost their memory traffic): its soft and one-to-one word alignments, and each word's nearest word
+  // among those it meets.
+  NearestMetWords nearest(source_side.words.size(), target_side.words.size(), threads);
+  parallel_for(blocks, threads, [&](std::size_t block) {
     std::vector<std::uint8_t> source_used, target_used;
     std::vector<std::tuple<float, std::size_t, std::size_t>> pairs;
     std::vector<float> source_best, target_best;
@@ -194,9 +183,14 @@ void add_compositional_evidence(const TermList& source_terms, const TermList& ta
       const std::vector<std::uint32_t>& b = target_side.terms[evidence.target[i]];
       if (a.empty() || b.empty()) continue;
       pairs.clear();
-      for (std::size_t x = 0; x < a.size(); ++x)
-        for (std::size_t y = 0; y < b.size(); ++y)
-          pairs.emplace_back(source_vectors.vectors.row(a[x]).dot(target_vectors.vectors.row(b[y])), x, y);
+      for (std::size_t x = 0; x < a.size(); ++x) {
+        const auto row = source_vectors.vectors.row(a[x]);
+        for (std::size_t y = 0; y < b.size(); ++y) {
+          const float cosine = row.dot(target_vectors.vectors.row(b[y]));
+          pairs.emplace_back(cosine, x, y);
+          if (source_vectors.usable[a[x]] && target_vectors.usable[b[y]]) nearest.offer(cosine, a[x], b[y]);
+        }
+      }
       evidence.word_alignment[i] = soft_alignment(a, b, source_vectors, target_vectors, pairs, source_best,
                                                   target_best);
       // Greedy one-to-one matching by cosine: the best remaining pair first.
@@ -212,6 +206,27 @@ void add_compositional_evidence(const TermList& source_terms, const TermList& ta
         matched += std::max(similarity, 0.0f);
       }
       evidence.one_to_one[i] = matched / static_cast<float>(std::max(a.size(), b.size()));
+    }
+    progress.advance(std::min(n, (block + 1) * kBlock) - block * kBlock);
+  });
+
+  // 2. Translated word pairs: the seed's, and each word's nearest met word, in either direction. How many words of
+  // each candidate have a translation on the other side, and whether its first or last words translate each other.
+  std::vector<std::uint64_t> translated_pairs = nearest.pairs();
+  for (const auto& [word, targets] : seed_translations(seed, false)) {
+    const auto s = source_side.ids.find(word);
+    if (s == source_side.ids.end()) continue;
+    for (const std::string& target_word : targets) {
+      const auto t = target_side.ids.find(target_word);
+      if (t != target_side.ids.end()) translated_pairs.push_back(word_pair(s->second, t->second));
+    }
+  }
+  const WordPairs translated(std::move(translated_pairs), source_side.words.size());
+  parallel_for(blocks, threads, [&](std::size_t block) {
+    for (std::size_t i = block * kBlock; i < std::min(n, (block + 1) * kBlock); ++i) {
+      const std::vector<std::uint32_t>& a = source_side.terms[evidence.source[i]];
+      const std::vector<std::uint32_t>& b = target_side.terms[evidence.target[i]];
+      if (a.empty() || b.empty()) continue;
       std::size_t with_translation = 0;
       for (const std::uint32_t x : a)
         with_translation +=

@@ -200,7 +200,11 @@ std::vector<OrthographicMatch> orthographic_neighbours(const std::vector<NgramPr
   const std::size_t verify = std::max<std::size_t>(budget / 32, 64);  // targets scored at the end, at most
   const int thread_count = resolve_threads(threads);
   struct Scratch {
-    std::vector<std::uint32_t> stamp, count;
+    // By target: what this source did with it (stamp) and the n-grams counted; side by side, one cache line.
+    struct Mark {
+      std::uint32_t stamp = 0, count = 0;
+    };
+    std::vector<Mark> marks;
     std::vector<std::uint32_t> touched;
     std::vector<std::pair<double, std::uint32_t>> bounds;
     std::vector<Gram> grams;
@@ -214,10 +218,9 @@ std::vector<OrthographicMatch> orthographic_neighbours(const std::vector<NgramPr
   constexpr std::size_t kProgressBlock = 256;
   parallel_for((sources.size() + kProgressBlock - 1) / kProgressBlock, thread_count, [&](std::size_t block) {
     Scratch& own_scratch = scratch[static_cast<std::size_t>(current_thread())];
-    std::vector<std::uint32_t>& stamp = own_scratch.stamp;
-    std::vector<std::uint32_t>& count = own_scratch.count;
+    auto& marks = own_scratch.marks;
     std::vector<Gram>& grams = own_scratch.grams;
-    if (stamp.empty()) stamp.assign(targets.size(), 0), count.assign(targets.size(), 0);
+    if (marks.empty()) marks.resize(targets.size());
     const std::size_t block_end = std::min(sources.size(), (block + 1) * kProgressBlock);
     for (std::size_t s = block * kProgressBlock; s < block_end; ++s) {
       const NgramProfile& profile = sources[s];
@@ -244,7 +247,7 @@ std::vector<OrthographicMatch> orthographic_neighbours(const std::vector<NgramPr
         return best.size() == m ? std::max<double>(minimum, best.back().similarity) : minimum;
       };
       const auto score = [&](std::uint32_t t) {
-        stamp[t] = scored;
+        marks[t].stamp = scored;
         // Dice >= tau needs 2 shared >= tau (|A| + |B|): a target short of that cannot enter the list.
         const double sizes = own + static_cast<double>(targets[t].size());
         const auto needed = static_cast<long>(std::ceil((tau() - kSlack) * sizes / 2));
@@ -282,7 +285,7 @@ std::vector<OrthographicMatch> orthographic_neighbours(const std::vector<NgramPr
         const auto [begin, end] = window(grams[next], rest);
         auto it = begin;
         for (; it != end && pilot < kPilot; ++it) {
-          if (stamp[*it] == scored) continue;
+          if (marks[*it].stamp == scored) continue;
           score(*it);
           ++pilot;
         }
@@ -301,9 +304,9 @@ std::vector<OrthographicMatch> orthographic_neighbours(const std::vector<NgramPr
         bounds.clear();
         const double threshold = tau() - kSlack;
         for (const std::uint32_t t : touched) {
-          if (stamp[t] == scored) continue;
+          if (marks[t].stamp == scored) continue;
           const double size = index.sizes[t];
-          const double reach = 2 * std::min({count[t] + rest, size, own});  // bound x (|A| + |B|)
+          const double reach = 2 * std::min({marks[t].count + rest, size, own});  // bound x (|A| + |B|)
           if (reach >= threshold * (own + size)) bounds.emplace_back(reach / (own + size), t);
         }
       };
@@ -340,9 +343,10 @@ std::vector<OrthographicMatch> orthographic_neighbours(const std::vector<NgramPr
         read += static_cast<std::size_t>(end - begin);
         for (auto it = begin; it != end; ++it) {
           const std::uint32_t t = *it;
-          if (stamp[t] == scored) continue;
-          if (stamp[t] != counted) stamp[t] = counted, count[t] = 0, touched.push_back(t);
-          count[t] += grams[next].multiplicity;
+          auto& mark = marks[t];
+          if (mark.stamp == scored) continue;
+          if (mark.stamp != counted) mark = {counted, 0}, touched.push_back(t);
+          mark.count += grams[next].multiplicity;
         }
         rest -= grams[next].multiplicity;
         if (read >= checkpoint) {

@@ -1337,12 +1337,16 @@ CslsSelection csls_select(const Matrix& X, const Matrix& Z, int k, const Selecti
   const std::size_t stride = (n1 + kSampleStride - 1) / kSampleStride >= column_k ? kSampleStride : 1;
   const Eigen::VectorXf floors = scan_neighbourhoods(Z, every(X, stride), k, tiles, false, group).source;
   // The targets' lists: each target keeps its 2 reverse_m sources by the key 2 x_i.z - an estimate of r_T(x_i)
-  // from every kReverseStride-th target (CSLS up to the target's constant), then the reverse_m best by CSLS.
-  constexpr std::size_t kReverseStride = 16;
+  // from every kReverseStride-th target, at most kReverseSample of them (CSLS up to the target's constant), then
+  // the reverse_m best by CSLS. An estimate, not a bound: a larger sample moves a target's list only where the
+  // estimates' errors reorder its sources around the 2 reverse_m-th; past 16 x 4096 targets the sample stays at
+  // 4096 (at 130k x 290k the pass over n1 x sample takes 1 s instead of 3.6 s; AP 0.0614 either way).
+  constexpr std::size_t kReverseStride = 16, kReverseSample = 4096;
   const std::size_t reverse_capacity = std::min(2 * reverse_m, n1);
   Eigen::VectorXf source_floors;
   if (reverse_capacity > 0) {
-    const std::size_t sample_stride = (n2 + kReverseStride - 1) / kReverseStride >= row_k ? kReverseStride : 1;
+    const std::size_t wide_stride = std::max(kReverseStride, (n2 + kReverseSample - 1) / kReverseSample);
+    const std::size_t sample_stride = (n2 + wide_stride - 1) / wide_stride >= row_k ? wide_stride : 1;
     source_floors = scan_neighbourhoods(X, every(Z, sample_stride), k, tiles, false, group).source;
   }
 

@@ -48,8 +48,10 @@ CandidateSet generate_candidates(const AlignConfig& config, bool full_evidence,
 Eigen::VectorXd candidate_scores(const CandidateSet& candidates, const AlignConfig& config);
 
 // Orders by score (ties by source id, then target id), keeps each source term's best `per_source` pairs and cuts
-// at the cap: the final list, by the terms' places in candidates.source_terms and target_terms.
-std::vector<RankedIndex> rank_candidate_indices(const CandidateSet& candidates, const Eigen::VectorXd& scores);
+// at the cap: the final list, by the terms' places in candidates.source_terms and target_terms. Sorted on
+// `threads` threads (0: all cores); the list is the same for any number.
+std::vector<RankedIndex> rank_candidate_indices(const CandidateSet& candidates, const Eigen::VectorXd& scores,
+                                                int threads = 1);
 // The same list with the terms' strings, copied on `threads` threads (0: OpenMP's default).
 std::vector<RankedPair> rank_candidates(const CandidateSet& candidates, const Eigen::VectorXd& scores,
                                         int threads = 1);

@@ -33,7 +33,7 @@ struct OrthographicMatch {
 };
 
 // The work bound of orthographic_neighbours: postings counted per source term.
-constexpr std::size_t kOrthographicBudget = 4096;
+constexpr std::size_t kOrthographicBudget = 2048;
 
 // For each source profile, the m target profiles of highest similarity (at least `minimum`); ties are broken by
 // target index. A top-m search over an inverted index of the targets' n-grams: the rarest n-grams first, only
