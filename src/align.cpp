@@ -320,11 +320,13 @@ Spellings term_spellings(const TermList& list, bool transliterate, int threads) 
   return spellings;
 }
 
+static_assert(OrthographyOptions{}.work_bound == kOrthographicBudget, "one default work bound");
+
 // Adds each source term's closest spellings among the targets, scored by CSLS like the others. In a group, every
 // process searches for its share of the sources and rank 0 adds them all (the others add nothing).
 void add_orthographic_candidates(const ComposedTerms& X, const ComposedTerms& Z, const NeighbourhoodMeans& means,
                                  const Spellings& source_spellings, const Spellings& target_spellings,
-                                 std::size_t m, int threads, const ProcessGroup& group,
+                                 std::size_t m, std::size_t work_bound, int threads, const ProcessGroup& group,
                                  std::vector<Candidate>& candidates) {
   auto profiles = [threads](const ComposedTerms& composed, std::size_t begin, std::size_t end,
                             const Spellings& spellings) {
@@ -334,9 +336,9 @@ void add_orthographic_candidates(const ComposedTerms& X, const ComposedTerms& Z,
     return usable;
   };
   const auto [first, last] = row_share(X.term_ids.size(), group.rank(), group.size());
-  const auto matches =
-      orthographic_neighbours(profiles(X, first, last, source_spellings),
-                              profiles(Z, 0, Z.term_ids.size(), target_spellings), m, 0.3, threads);
+  const auto matches = orthographic_neighbours(
+      profiles(X, first, last, source_spellings), profiles(Z, 0, Z.term_ids.size(), target_spellings), m, 0.3,
+      threads, work_bound > 0 ? work_bound : std::numeric_limits<std::size_t>::max());
   std::vector<Candidate> found;
   found.reserve(matches.size());
   for (const auto& match : matches) {
@@ -659,7 +661,8 @@ class PipelineRun {
     }
     if (orthographic_ && config_.orthography.candidates > 0) {
       add_orthographic_candidates(X_, Z_, means_, source_spellings_, target_spellings_,
-                                  config_.orthography.candidates, threads_, group_, candidates_);
+                                  config_.orthography.candidates, config_.orthography.work_bound, threads_, group_,
+                                  candidates_);
     }
   }
 

@@ -73,6 +73,7 @@ void visit_options(Config& config, Visitor&& visit) {
   visit("orthography", "weight", config.orthography.weight);
   visit("orthography", "transliterate", config.orthography.transliterate);
   visit("orthography", "candidates", config.orthography.candidates);
+  visit("orthography", "work_bound", config.orthography.work_bound);
 }
 
 // A file or folder name, relative to the configuration file that gives it (the seed's "identical" is a keyword).
@@ -95,7 +96,12 @@ std::string toml_float(double value) {
 // The CLI flag of an option (without "--"): its key with dashes, except where the flag says which section it is
 // of.
 std::string flag_of(const std::string& section, const std::string& key) {
-  if (section == "orthography" && (key == "weight" || key == "candidates")) return "orthographic-" + key;
+  if (section == "orthography" && key != "transliterate") {
+    std::string flag = "orthographic-" + key;
+    for (char& c : flag)
+      if (c == '_') c = '-';
+    return flag;
+  }
   std::string flag = key;
   for (char& c : flag)
     if (c == '_') c = '-';
@@ -406,6 +412,7 @@ void set_option_text(AlignConfig& config, const std::string& name, const std::st
   } catch (const Error& error) {
     if (std::holds_alternative<std::string>(value)) {
       std::string message = error.what();
+      if (message.find("'" + text + "'") != std::string::npos) throw;  // it names the value already (enums)
       if (!message.empty() && message.back() == '.') message.pop_back();
       throw_usage_error(message + " (got '" + text + "').");
     }

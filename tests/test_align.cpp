@@ -382,3 +382,26 @@ TEST_CASE("Word vectors spilled to disk during the scoring give the same list an
   for (const auto& entry : std::filesystem::directory_iterator(folder)) files.insert(entry.path().filename());
   CHECK(files == std::set<std::string>{"spilled.tsv", "spilled.tsv.config.toml"});
 }
+
+TEST_CASE("The orthographic work bound is an option: 0 searches exactly, a reached bound is logged", "[align]") {
+  AlignConfig exact = sample_config("vec", "work-bound-exact.tsv");
+  exact.input.reranker = "none";  // the spelling candidates reach the list through the unsupervised score
+  exact.orthography.work_bound = 0;
+  {
+    const CapturedLog log;
+    run_align(exact);
+    CHECK(log.lines_with("info", "reached the work bound").empty());
+  }
+  AlignConfig bounded = exact;
+  bounded.output.out = kOutputs + "/work-bound-8.tsv";
+  bounded.orthography.work_bound = 8;  // a few postings: most source terms stop before their rarest n-grams end
+  {
+    const CapturedLog log;
+    run_align(bounded);
+    CHECK(log.lines_with("info", "reached the work bound (8 postings counted").size() == 1);
+  }
+  check_valid_submission(bounded);
+  CHECK(read_file(bounded.output.out) != read_file(exact.output.out));
+  // The resolved configuration written beside the output names the bound, so that it reproduces the run.
+  CHECK(read_file(bounded.output.out + ".config.toml").find("work_bound = 8") != std::string::npos);
+}

@@ -486,6 +486,11 @@ TEST_CASE("robustness: a missing configuration file and an unknown flag are usag
     run.extra += " --tile-size 4";
     check_rejected(scratch, run, 2, {"--tile-size"});
   }
+  SECTION("unknown value of a flag with named values: the value is named once") {
+    run.extra += " --precision fp16";
+    check_rejected(scratch, run, 2,
+                   {"Option --precision: Unknown scoring precision 'fp16': use fp32, bf16 or auto."});
+  }
 }
 
 // --- Outputs --------------------------------------------------------------------------------------------------

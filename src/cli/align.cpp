@@ -74,7 +74,8 @@ const std::map<std::string, std::string>& option_help() {
       {"tile-cols", "Target terms per scoring tile"},
       {"threads", "Threads (0 = all cores); the output does not depend on it"},
       {"precision",
-       "Similarity tiles: fp32, bf16 (bf16 products, every deciding value rescored in fp32) or auto (bf16 where the "
+       "Similarity tiles: fp32, bf16 (bf16 products, every deciding value rescored in fp32) or auto (bf16 where "
+       "the "
        "CPU has AVX512_BF16 or AMX-BF16); the output is the same"},
       {"spill-mb",
        "Word vectors kept for the evidence wait in a temporary file beside the output during the scoring when "
@@ -85,6 +86,9 @@ const std::map<std::string, std::string>& option_help() {
       {"orthographic-weight", "Add this weight x orthographic similarity to the score (0 = off)"},
       {"transliterate", "Transliterate Cyrillic and Greek before comparing spellings (true/false)"},
       {"orthographic-candidates", "Also add each source term's m closest spellings as candidates"},
+      {"orthographic-work-bound",
+       "The search of the orthographic candidates reads at most this many n-gram postings per source term (0 = no "
+       "bound: the exact top m)"},
   };
   return help;
 }
