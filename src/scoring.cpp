@@ -484,6 +484,27 @@ Eigen::VectorXf gathered(const ProcessGroup& group, const Eigen::VectorXf& own) 
   return Eigen::Map<const Eigen::VectorXf>(all.data(), static_cast<Eigen::Index>(all.size()));
 }
 
+// The CSLS scores of a tile, column by column (a row of Z), in chunks of kChunk rows of X:
+// body(column, values, chunk, count, scores), values the chunk's similarities and scores their CSLS scores, the
+// means r_T of the tile's rows from row_means and r_S of the columns from target_means. The selection passes, fp32
+// and bf16, screen these.
+template <typename Body>
+void for_each_csls_chunk(const Tile& tile, std::size_t first_col, const float* row_means,
+                         const float* target_means, Body&& body) {
+  float scores[kChunk];
+  for (Eigen::Index j = 0; j < tile.rows(); ++j) {
+    const std::size_t column = first_col + static_cast<std::size_t>(j);
+    const float* similarities = tile.row(j).data();
+    const float target_mean = target_means[column];
+    for (Eigen::Index chunk = 0; chunk < tile.cols(); chunk += kChunk) {
+      const Eigen::Index count = std::min(kChunk, tile.cols() - chunk);
+      for (Eigen::Index t = 0; t < count; ++t)
+        scores[t] = csls_score(similarities[chunk + t], row_means[chunk + t], target_mean);
+      body(column, similarities + chunk, chunk, count, scores);
+    }
+  }
+}
+
 // ---- The bf16 passes: windows screened on bf16 tiles, then every listed pair rescored in fp32 ----
 //
 // A bf16 pass visits the same tiles with approximations of the similarities (for_each_tile with bf16 tiles), each
@@ -1136,22 +1157,15 @@ void select_rows_bf16(const Matrix& X, std::size_t row_begin, std::size_t row_en
   const auto visit = [&](std::size_t slot, std::size_t first_row, std::size_t first_col, const Tile& tile) {
     detail::Windows& rows = row_windows[slot];
     const float* row_means = source_means + first_row;
-    float scores[kChunk];
     if (rows.thresholds()[0] == -std::numeric_limits<float>::infinity())
       raise_rows_from_tile(tile, 2.0f, target_means + first_col, row_means, rows);
-    for (Eigen::Index j = 0; j < tile.rows(); ++j) {
-      const std::size_t column = first_col + static_cast<std::size_t>(j);
-      const float* similarities = tile.row(j).data();
-      const float target_mean = target_means[column];
-      for (Eigen::Index chunk = 0; chunk < tile.cols(); chunk += kChunk) {
-        const Eigen::Index count = std::min(kChunk, tile.cols() - chunk);
-        for (Eigen::Index t = 0; t < count; ++t)
-          scores[t] = csls_score(similarities[chunk + t], row_means[chunk + t], target_mean);
-        for_each_bit(reaching(scores, count, rows.thresholds() + chunk), [&](Eigen::Index t) {
-          rows.offer(static_cast<std::size_t>(chunk + t), scores[t], static_cast<std::uint32_t>(column));
+    for_each_csls_chunk(
+        tile, first_col, row_means, target_means,
+        [&](std::size_t column, const float*, Eigen::Index chunk, Eigen::Index count, const float* scores) {
+          for_each_bit(reaching(scores, count, rows.thresholds() + chunk), [&](Eigen::Index t) {
+            rows.offer(static_cast<std::size_t>(chunk + t), scores[t], static_cast<std::uint32_t>(column));
+          });
         });
-      }
-    }
   };
   // The exact offers compute the score as the fp32 pass does.
   const auto block_done = [&](std::size_t slot, std::size_t first_row, std::size_t rows) {
@@ -1236,35 +1250,29 @@ std::vector<Candidate> select_csls_candidates(const Matrix& X, const Matrix& Z, 
         const std::size_t first_slot = first_row - row_begin;
         const float* row_bounds = row_top.bounds() + first_slot;
         const float* row_means = source_means + first_row;
-        float scores[kChunk];
-        for (Eigen::Index j = 0; j < tile.rows(); ++j) {
-          const std::size_t column = first_col + static_cast<std::size_t>(j);
-          const float* similarities = tile.row(j).data();
-          const float target_mean = target_means[column];
-          for (Eigen::Index chunk = 0; chunk < tile.cols(); chunk += kChunk) {
-            const Eigen::Index count = std::min(kChunk, tile.cols() - chunk);
-            for (Eigen::Index t = 0; t < count; ++t)
-              scores[t] = csls_score(similarities[chunk + t], row_means[chunk + t], target_mean);
-            // >=: an equal score may still rank before a bound by its indices; offer() decides. Disabled lists
-            // have bounds of +inf, which no score reaches.
-            const std::uint32_t to_rows = reaching(scores, count, row_bounds + chunk);
-            const std::uint32_t to_column = reaching(scores, count, columns.bounds()[column]);
-            const std::uint32_t to_best = reaching(scores, count, best.bounds()[0]);
-            if ((to_rows | to_column | to_best) == 0) continue;
-            const auto candidate = [&](Eigen::Index t) {
-              return Candidate{scores[t], similarities[chunk + t],
-                               static_cast<std::uint32_t>(first_row + static_cast<std::size_t>(chunk + t)),
-                               static_cast<std::uint32_t>(column)};
-            };
-            // The column's and the overall bound rise as they keep candidates; offer() checks each candidate
-            // against the current worst.
-            for_each_bit(to_rows, [&](Eigen::Index t) {
-              row_top.offer(first_slot + static_cast<std::size_t>(chunk + t), candidate(t));
+        for_each_csls_chunk(
+            tile, first_col, row_means, target_means,
+            [&](std::size_t column, const float* values, Eigen::Index chunk, Eigen::Index count,
+                const float* scores) {
+              // >=: an equal score may still rank before a bound by its indices; offer() decides. Disabled lists
+              // have bounds of +inf, which no score reaches.
+              const std::uint32_t to_rows = reaching(scores, count, row_bounds + chunk);
+              const std::uint32_t to_column = reaching(scores, count, columns.bounds()[column]);
+              const std::uint32_t to_best = reaching(scores, count, best.bounds()[0]);
+              if ((to_rows | to_column | to_best) == 0) return;
+              const auto candidate = [&](Eigen::Index t) {
+                return Candidate{scores[t], values[t],
+                                 static_cast<std::uint32_t>(first_row + static_cast<std::size_t>(chunk + t)),
+                                 static_cast<std::uint32_t>(column)};
+              };
+              // The column's and the overall bound rise as they keep candidates; offer() checks each candidate
+              // against the current worst.
+              for_each_bit(to_rows, [&](Eigen::Index t) {
+                row_top.offer(first_slot + static_cast<std::size_t>(chunk + t), candidate(t));
+              });
+              for_each_bit(to_column, [&](Eigen::Index t) { columns.offer(column, candidate(t)); });
+              for_each_bit(to_best, [&](Eigen::Index t) { best.offer(0, candidate(t)); });
             });
-            for_each_bit(to_column, [&](Eigen::Index t) { columns.offer(column, candidate(t)); });
-            for_each_bit(to_best, [&](Eigen::Index t) { best.offer(0, candidate(t)); });
-          }
-        }
       };
   // bf16 tiles for per-source lists alone; the target and overall lists take the fp32 tiles.
   if (row_end > row_begin && bf16_tiles(tiles) && per_target == 0 && overall == 0) {
