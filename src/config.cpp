@@ -96,13 +96,7 @@ std::string toml_float(double value) {
 // The CLI flag of an option (without "--"): its key with dashes, except where the flag says which section it is
 // of.
 std::string flag_of(const std::string& section, const std::string& key) {
-  if (section == "orthography" && key != "transliterate") {
-    std::string flag = "orthographic-" + key;
-    for (char& c : flag)
-      if (c == '_') c = '-';
-    return flag;
-  }
-  std::string flag = key;
+  std::string flag = section == "orthography" && key != "transliterate" ? "orthographic-" + key : key;
   for (char& c : flag)
     if (c == '_') c = '-';
   return flag;
