@@ -2,8 +2,9 @@
 
 #include <algorithm>
 #include <limits>
-#include <tuple>
 #include <numeric>
+#include <string_view>
+#include <tuple>
 #include <unordered_map>
 #include <utility>
 #include <vector>
@@ -65,6 +66,60 @@ class WordPairs {
   std::vector<std::uint64_t> pairs_;  // sorted, unique
   std::vector<std::size_t> offset_;   // by source word: its first pair
 };
+
+// The word pairs (source, target) of the two sides that translate one another by the seed lexicon: a pair of
+// words that are forms (same_stem) of the two words of a seed pair. Each side's words are grouped by their first
+// kStemPrefix bytes, so a seed word meets only the words that can be its forms.
+std::vector<std::uint64_t> seed_stem_pairs(const PairList& seed, const SideWords& source_side,
+                                           const SideWords& target_side) {
+  using Groups = std::unordered_map<std::string_view, std::vector<std::uint32_t>>;
+  const auto group = [](const SideWords& side) {
+    Groups groups;
+    for (std::uint32_t id = 0; id < side.words.size(); ++id) {
+      const std::string_view word = side.words[id];
+      if (word.size() >= kStemPrefix) groups[word.substr(0, kStemPrefix)].push_back(id);
+    }
+    return groups;
+  };
+  const Groups source_groups = group(source_side), target_groups = group(target_side);
+  // The side's words that are forms of `word` (the word itself included).
+  const auto forms = [](const std::string& word, const SideWords& side, const Groups& groups,
+                        std::vector<std::uint32_t>& found) {
+    found.clear();
+    if (word.size() < kStemPrefix) {
+      const auto same = side.ids.find(word);
+      if (same != side.ids.end()) found.push_back(same->second);
+      return;
+    }
+    const auto candidates = groups.find(std::string_view(word).substr(0, kStemPrefix));
+    if (candidates == groups.end()) return;
+    for (const std::uint32_t id : candidates->second)
+      if (same_stem(word, side.words[id])) found.push_back(id);
+  };
+  std::vector<std::uint64_t> pairs;
+  std::vector<std::uint32_t> source_forms, target_forms;
+  for (const auto& [word, translations] : seed_translations(seed, false)) {
+    forms(word, source_side, source_groups, source_forms);
+    if (source_forms.empty()) continue;
+    for (const std::string& translation : translations) {
+      forms(translation, target_side, target_groups, target_forms);
+      for (const std::uint32_t x : source_forms)
+        for (const std::uint32_t y : target_forms) pairs.push_back(word_pair(x, y));
+    }
+  }
+  return pairs;
+}
+
+// The share of the words of terms a and b (word ids) that have a partner in the other term among `pairs`.
+float share_with_partner(const std::vector<std::uint32_t>& a, const std::vector<std::uint32_t>& b,
+                         const WordPairs& pairs) {
+  std::size_t with_partner = 0;
+  for (const std::uint32_t x : a)
+    with_partner += std::any_of(b.begin(), b.end(), [&](std::uint32_t y) { return pairs.contains(x, y); });
+  for (const std::uint32_t y : b)
+    with_partner += std::any_of(a.begin(), a.end(), [&](std::uint32_t x) { return pairs.contains(x, y); });
+  return static_cast<float>(with_partner) / static_cast<float>(a.size() + b.size());
+}
 
 // Each word's nearest word by mapped cosine (ties by id) among the words of the other side that it meets in
 // candidates (the words of the terms paired with its terms). The candidates are each term's nearest terms already,
@@ -153,6 +208,15 @@ float soft_alignment(const std::vector<std::uint32_t>& a, const std::vector<std:
 
 }  // namespace
 
+bool same_stem(std::string_view a, std::string_view b) {
+  if (a == b) return true;
+  if (a.size() < kStemPrefix || b.size() < kStemPrefix) return false;
+  std::size_t common = 0;
+  while (common < a.size() && common < b.size() && a[common] == b[common]) ++common;
+  return common >= kStemPrefix &&
+         static_cast<double>(common) >= kStemShare * static_cast<double>(std::max(a.size(), b.size()));
+}
+
 void add_compositional_evidence(const TermList& source_terms, const TermList& target_terms,
                                 const TermComposer& source, const TermComposer& target, const Mapping& mapping,
                                 const PairList& seed, int threads, CandidateEvidence& evidence) {
@@ -165,6 +229,7 @@ void add_compositional_evidence(const TermList& source_terms, const TermList& ta
   evidence.one_to_one.assign(n, 0.0f);
   evidence.translated_share.assign(n, 0.0f);
   evidence.edge_agreement.assign(n, 0.0f);
+  evidence.seed_share.assign(n, 0.0f);
   evidence.word_alignment.assign(n, 0.0f);
   constexpr std::size_t kBlock = 1024;
   const std::size_t blocks = (n + kBlock - 1) / kBlock;
@@ -211,7 +276,8 @@ void add_compositional_evidence(const TermList& source_terms, const TermList& ta
   });
 
   // 2. Translated word pairs: the seed's, and each word's nearest met word, in either direction. How many words of
-  // each candidate have a translation on the other side, and whether its first or last words translate each other.
+  // each candidate have a translation on the other side, and whether its first or last words translate each other;
+  // how many have a seed translation, forms of the seed's words included.
   std::vector<std::uint64_t> translated_pairs = nearest.pairs();
   for (const auto& [word, targets] : seed_translations(seed, false)) {
     const auto s = source_side.ids.find(word);
@@ -222,20 +288,14 @@ void add_compositional_evidence(const TermList& source_terms, const TermList& ta
     }
   }
   const WordPairs translated(std::move(translated_pairs), source_side.words.size());
+  const WordPairs seed_stems(seed_stem_pairs(seed, source_side, target_side), source_side.words.size());
   parallel_for(blocks, threads, [&](std::size_t block) {
     for (std::size_t i = block * kBlock; i < std::min(n, (block + 1) * kBlock); ++i) {
       const std::vector<std::uint32_t>& a = source_side.terms[evidence.source[i]];
       const std::vector<std::uint32_t>& b = target_side.terms[evidence.target[i]];
       if (a.empty() || b.empty()) continue;
-      std::size_t with_translation = 0;
-      for (const std::uint32_t x : a)
-        with_translation +=
-            std::any_of(b.begin(), b.end(), [&](std::uint32_t y) { return translated.contains(x, y); });
-      for (const std::uint32_t y : b)
-        with_translation +=
-            std::any_of(a.begin(), a.end(), [&](std::uint32_t x) { return translated.contains(x, y); });
-      evidence.translated_share[i] =
-          static_cast<float>(with_translation) / static_cast<float>(a.size() + b.size());
+      evidence.translated_share[i] = share_with_partner(a, b, translated);
+      evidence.seed_share[i] = share_with_partner(a, b, seed_stems);
       bool edge = false;
       for (const std::uint32_t x : {a.front(), a.back()})
         for (const std::uint32_t y : {b.front(), b.back()}) edge = edge || translated.contains(x, y);

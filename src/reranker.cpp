@@ -156,6 +156,7 @@ class TableBuilder {
   }
   // A column of values by candidate that outlive the builder (the evidence's).
   void add_view(const std::string& name, const std::vector<float>& values) {
+    TERMALIGN_CHECK(values.size() == rows_, "every candidate has a value of each evidence column");
     add({name}, [&values](std::size_t first, std::size_t end, float* out, std::size_t stride) {
       for (std::size_t i = first; i < end; ++i) out[(i - first) * stride] = values[i];
     });
@@ -354,6 +355,8 @@ CandidateFeatures::CandidateFeatures(const CandidateEvidence& evidence, int thre
     add_rank_features(table, "comp_translated_share", evidence.source, evidence.translated_share, "source",
                       threads);
     table.add_view("comp_edge_agreement", evidence.edge_agreement);
+    table.add_view("comp_seed_share", evidence.seed_share);
+    add_rank_features(table, "comp_seed_share", evidence.source, evidence.seed_share, "source", threads);
   }
   if (!evidence.context_similarity.empty()) {
     std::vector<float> ratio(n), sentence_ratio(n), z_difference(n);

@@ -2,6 +2,8 @@
 // their order (`menu déroulant` / `drop-down menu`).
 #pragma once
 
+#include <string_view>
+
 #include "termalign/composition.h"
 #include "termalign/lexicon.h"
 #include "termalign/mapping.h"
@@ -9,8 +11,16 @@
 
 namespace termalign {
 
-// Fills evidence.word_alignment, one_to_one, translated_share and edge_agreement for every candidate, from the
-// mapped vectors of the distinct words of the candidates' terms (each word once, lower-cased):
+// Whether two words of one language look like forms of one word: the same bytes, or both at least kStemPrefix
+// bytes long with a common prefix of at least kStemShare of the longer one (`window`/`windows`,
+// `insérer`/`inséré`, `файл`/`файла`; not `form`/`format`). A prefix rule, so for the suffixing languages of the
+// task.
+constexpr std::size_t kStemPrefix = 4;
+constexpr double kStemShare = 0.75;
+bool same_stem(std::string_view a, std::string_view b);
+
+// Fills evidence.word_alignment, one_to_one, translated_share, edge_agreement and seed_share for every candidate,
+// from the mapped vectors of the distinct words of the candidates' terms (each word once, lower-cased):
 // - word_alignment: each word's best cosine among the other term's words, averaged over each term's words with a
 //   vector, the two directions averaged (0 when a term has no word with a vector);
 // - one_to_one: the words of the two terms matched one to one, greedily by mapped cosine, the sum of the matched
@@ -20,7 +30,10 @@ namespace termalign {
 //   the candidates (the words of the terms paired with its terms), in either direction;
 // - edge_agreement: 1 when the first or last word of one term translates the first or last word of the other.
 //   Heads sit at an edge (last in English and German, first in French), so this is head-word agreement without
-//   knowing the languages.
+//   knowing the languages;
+// - seed_share: the share of the two terms' words that have a seed translation among the other term's words, a
+//   word matching a seed word when it is a form of it (same_stem: `windows` for `window`, `fenêtres` for
+//   `fenêtre`): the seed lexicon holds lemmas of frequent words, terms hold their inflected forms.
 void add_compositional_evidence(const TermList& source_terms, const TermList& target_terms,
                                 const TermComposer& source, const TermComposer& target, const Mapping& mapping,
                                 const PairList& seed, int threads, CandidateEvidence& evidence);
