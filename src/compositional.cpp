@@ -1,6 +1,7 @@
 #include "termalign/compositional.h"
 
 #include <algorithm>
+#include <cmath>
 #include <limits>
 #include <numeric>
 #include <string_view>
@@ -18,11 +19,21 @@ namespace termalign {
 
 namespace {
 
-// The distinct words (lower-cased) of the candidates' terms on one side, and each term's words as their ids.
+// The distinct words (lower-cased) of the candidates' terms on one side, each term's words as their ids, and each
+// word's weight: its inverse document frequency among those terms, ln((terms + 1) / terms with the word). Words of
+// many terms (`de`, `of`, `der`, a domain's `file`) weigh little in the word-level evidence, words of one term
+// most: a language-independent stand-in for a stop list.
 struct SideWords {
   std::vector<std::string> words;
   std::unordered_map<std::string, std::uint32_t> ids;
   std::vector<std::vector<std::uint32_t>> terms;  // by term id: its word ids, in order (empty: not a candidate's)
+  std::vector<float> weight;                      // by word id
+  // The summed weights of the words of `term` (word ids).
+  float total(const std::vector<std::uint32_t>& term) const {
+    float sum = 0;
+    for (const std::uint32_t word : term) sum += weight[word];
+    return sum;
+  }
 };
 
 SideWords side_words(const TermList& list, const std::vector<std::uint32_t>& term_ids) {
@@ -38,6 +49,20 @@ SideWords side_words(const TermList& list, const std::vector<std::uint32_t>& ter
       side.terms[term].push_back(found->second);
     }
   }
+  std::vector<std::uint32_t> terms_with(side.words.size(), 0), last_term(side.words.size(), 0);
+  std::uint32_t terms = 0;
+  for (std::uint32_t term = 0; term < side.terms.size(); ++term) {
+    if (side.terms[term].empty()) continue;
+    ++terms;
+    for (const std::uint32_t word : side.terms[term]) {
+      if (terms_with[word] > 0 && last_term[word] == term) continue;  // once per term
+      ++terms_with[word];
+      last_term[word] = term;
+    }
+  }
+  side.weight.resize(side.words.size());
+  for (std::size_t word = 0; word < side.words.size(); ++word)
+    side.weight[word] = std::log((static_cast<float>(terms) + 1.0f) / static_cast<float>(terms_with[word]));
   return side;
 }
 
@@ -110,15 +135,19 @@ std::vector<std::uint64_t> seed_stem_pairs(const PairList& seed, const SideWords
   return pairs;
 }
 
-// The share of the words of terms a and b (word ids) that have a partner in the other term among `pairs`.
+// The weighted share of the words of terms a and b (word ids of the two sides) that have a partner in the other
+// term among `pairs`.
 float share_with_partner(const std::vector<std::uint32_t>& a, const std::vector<std::uint32_t>& b,
-                         const WordPairs& pairs) {
-  std::size_t with_partner = 0;
+                         const SideWords& source_side, const SideWords& target_side, const WordPairs& pairs) {
+  float with_partner = 0;
   for (const std::uint32_t x : a)
-    with_partner += std::any_of(b.begin(), b.end(), [&](std::uint32_t y) { return pairs.contains(x, y); });
+    if (std::any_of(b.begin(), b.end(), [&](std::uint32_t y) { return pairs.contains(x, y); }))
+      with_partner += source_side.weight[x];
   for (const std::uint32_t y : b)
-    with_partner += std::any_of(a.begin(), a.end(), [&](std::uint32_t x) { return pairs.contains(x, y); });
-  return static_cast<float>(with_partner) / static_cast<float>(a.size() + b.size());
+    if (std::any_of(a.begin(), a.end(), [&](std::uint32_t x) { return pairs.contains(x, y); }))
+      with_partner += target_side.weight[y];
+  const float total = source_side.total(a) + target_side.total(b);
+  return total > 0 ? with_partner / total : 0.0f;
 }
 
 // Each word's nearest word by mapped cosine (ties by id) among the words of the other side that it meets in
@@ -181,10 +210,11 @@ class NearestMetWords {
 };
 
 // Soft word alignment of a candidate from its word pairs' cosines (`pairs`: cosine, word of a, word of b): each
-// word's best cosine on the other side, averaged over each term's words with a vector, the two directions
-// averaged; 0 when a side has no word with a vector.
+// word's best cosine on the other side, averaged over each term's words with a vector (weighted), the two
+// directions averaged; 0 when a side has no word with a vector.
 float soft_alignment(const std::vector<std::uint32_t>& a, const std::vector<std::uint32_t>& b,
-                     const WordVectors& source_vectors, const WordVectors& target_vectors,
+                     const SideWords& source_side, const SideWords& target_side, const WordVectors& source_vectors,
+                     const WordVectors& target_vectors,
                      const std::vector<std::tuple<float, std::size_t, std::size_t>>& pairs,
                      std::vector<float>& source_best, std::vector<float>& target_best) {
   const float lowest = -std::numeric_limits<float>::infinity();
@@ -196,14 +226,14 @@ float soft_alignment(const std::vector<std::uint32_t>& a, const std::vector<std:
     target_best[y] = std::max(target_best[y], similarity);
   }
   // A pair with vectors on both sides fills one entry of each list, so both lists are empty or neither is.
-  const auto mean_kept = [lowest](const std::vector<float>& best) {
-    float sum = 0;
-    std::size_t count = 0;
-    for (const float value : best)
-      if (value != lowest) sum += value, ++count;
-    return count > 0 ? sum / static_cast<float>(count) : 0.0f;
+  const auto mean_kept = [lowest](const std::vector<float>& best, const std::vector<std::uint32_t>& words,
+                                  const SideWords& side) {
+    float sum = 0, total = 0;
+    for (std::size_t k = 0; k < best.size(); ++k)
+      if (best[k] != lowest) sum += side.weight[words[k]] * best[k], total += side.weight[words[k]];
+    return total > 0 ? sum / total : 0.0f;
   };
-  return 0.5f * (mean_kept(source_best) + mean_kept(target_best));
+  return 0.5f * (mean_kept(source_best, a, source_side) + mean_kept(target_best, b, target_side));
 }
 
 }  // namespace
@@ -256,8 +286,8 @@ void add_compositional_evidence(const TermList& source_terms, const TermList& ta
           if (source_vectors.usable[a[x]] && target_vectors.usable[b[y]]) nearest.offer(cosine, a[x], b[y]);
         }
       }
-      evidence.word_alignment[i] = soft_alignment(a, b, source_vectors, target_vectors, pairs, source_best,
-                                                  target_best);
+      evidence.word_alignment[i] = soft_alignment(a, b, source_side, target_side, source_vectors, target_vectors,
+                                                  pairs, source_best, target_best);
       // Greedy one-to-one matching by cosine: the best remaining pair first.
       std::sort(pairs.begin(), pairs.end(), [](const auto& p, const auto& q) {
         return std::get<0>(p) != std::get<0>(q) ? std::get<0>(p) > std::get<0>(q) : p < q;
@@ -268,9 +298,10 @@ void add_compositional_evidence(const TermList& source_terms, const TermList& ta
       for (const auto& [similarity, x, y] : pairs) {
         if (source_used[x] || target_used[y]) continue;
         source_used[x] = target_used[y] = 1;
-        matched += std::max(similarity, 0.0f);
+        matched += std::max(similarity, 0.0f) * 0.5f * (source_side.weight[a[x]] + target_side.weight[b[y]]);
       }
-      evidence.one_to_one[i] = matched / static_cast<float>(std::max(a.size(), b.size()));
+      const float larger = std::max(source_side.total(a), target_side.total(b));
+      evidence.one_to_one[i] = larger > 0 ? matched / larger : 0.0f;
     }
     progress.advance(std::min(n, (block + 1) * kBlock) - block * kBlock);
   });
@@ -294,8 +325,8 @@ void add_compositional_evidence(const TermList& source_terms, const TermList& ta
       const std::vector<std::uint32_t>& a = source_side.terms[evidence.source[i]];
       const std::vector<std::uint32_t>& b = target_side.terms[evidence.target[i]];
       if (a.empty() || b.empty()) continue;
-      evidence.translated_share[i] = share_with_partner(a, b, translated);
-      evidence.seed_share[i] = share_with_partner(a, b, seed_stems);
+      evidence.translated_share[i] = share_with_partner(a, b, source_side, target_side, translated);
+      evidence.seed_share[i] = share_with_partner(a, b, source_side, target_side, seed_stems);
       bool edge = false;
       for (const std::uint32_t x : {a.front(), a.back()})
         for (const std::uint32_t y : {b.front(), b.back()}) edge = edge || translated.contains(x, y);

@@ -61,3 +61,53 @@ TEST_CASE("forms of one word share a stem: a long common prefix, never a short o
   for (const auto& [a, b] : {std::pair<const char*, const char*>{"window", "windows"}, {"form", "format"}})
     CHECK(same_stem(a, b) == same_stem(b, a));
 }
+
+namespace {
+// Words with orthogonal unit vectors, one axis each, in `dim` dimensions.
+Embeddings axis_embeddings(const std::vector<std::string>& words, int dim) {
+  Embeddings embeddings;
+  embeddings.words = words;
+  embeddings.vectors = Matrix::Identity(dim, dim).topRows(static_cast<Eigen::Index>(words.size()));
+  for (std::size_t i = 0; i < words.size(); ++i) embeddings.rows[words[i]] = i;
+  return embeddings;
+}
+
+TermList term_list(const std::vector<std::string>& terms) {
+  TermList list;
+  list.terms = terms;
+  for (std::size_t i = 0; i < terms.size(); ++i) list.ids[terms[i]] = static_cast<std::uint32_t>(i);
+  return list;
+}
+}  // namespace
+
+TEST_CASE("a word of many terms weighs less in the word-level evidence than a word of one term", "[evidence]") {
+  // `file menu` against `menu de fichier` and `menu rouge fichier`: both have one target word without a partner,
+  // `de` (in three of the four target terms) or `rouge` (in one). Counted alike, the two candidates would tie.
+  const Embeddings source = axis_embeddings({"file", "menu", "list"}, 6);
+  const Embeddings target = axis_embeddings({"fichier", "menu", "liste", "de", "rouge", "aide"}, 6);
+  const Normalizer none{Normalization::none, {}};
+  const TermComposer source_composer(source, none, CompositionOptions{});
+  const TermComposer target_composer(target, none, CompositionOptions{});
+  Mapping mapping;
+  mapping.source_transform = mapping.target_transform = Matrix::Identity(6, 6);
+  PairList seed;
+  seed.pairs = {{"file", "fichier"}, {"list", "liste"}};
+  const TermList source_terms = term_list({"file menu", "list"});
+  const TermList target_terms =
+      term_list({"menu de fichier", "menu rouge fichier", "liste de menu", "aide de liste"});
+  CandidateEvidence evidence;
+  for (const std::uint32_t target_term : {0u, 1u, 2u, 3u}) {
+    evidence.source.push_back(0);
+    evidence.target.push_back(target_term);
+  }
+  add_compositional_evidence(source_terms, target_terms, source_composer, target_composer, mapping, seed, 1,
+                             evidence);
+  // (translated_share is 1 for both: `de` and `rouge` have a nearest met word, at cosine 0, as every word has.)
+  for (const auto* column : {&evidence.seed_share, &evidence.one_to_one, &evidence.word_alignment}) {
+    REQUIRE(column->size() == 4);
+    CHECK((*column)[0] > (*column)[1]);  // `de` costs less than `rouge`
+    CHECK((*column)[0] < 1.0f);          // but something
+    CHECK((*column)[1] > 0.0f);
+  }
+  CHECK(evidence.edge_agreement[0] == 1.0f);
+}

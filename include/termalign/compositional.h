@@ -20,11 +20,14 @@ constexpr double kStemShare = 0.75;
 bool same_stem(std::string_view a, std::string_view b);
 
 // Fills evidence.word_alignment, one_to_one, translated_share, edge_agreement and seed_share for every candidate,
-// from the mapped vectors of the distinct words of the candidates' terms (each word once, lower-cased):
+// from the mapped vectors of the distinct words of the candidates' terms (each word once, lower-cased). Words are
+// weighted by their inverse document frequency among their side's candidate terms, ln((terms + 1) / terms with
+// the word), so that the words of many terms (`de`, `of`, `der`) count little; means and shares are weighted:
 // - word_alignment: each word's best cosine among the other term's words, averaged over each term's words with a
 //   vector, the two directions averaged (0 when a term has no word with a vector);
 // - one_to_one: the words of the two terms matched one to one, greedily by mapped cosine, the sum of the matched
-//   cosines over the larger word count (a word left over counts 0);
+//   cosines (each weighted by the mean weight of its two words) over the larger summed weight of the two terms (a
+//   word left over counts 0);
 // - translated_share: the share of the two terms' words that have a translation among the other term's words, a
 //   translation being a seed lexicon pair or a word's nearest word (mapped cosine) among the words it meets in
 //   the candidates (the words of the terms paired with its terms), in either direction;
