@@ -150,6 +150,22 @@ float share_with_partner(const std::vector<std::uint32_t>& a, const std::vector<
   return total > 0 ? with_partner / total : 0.0f;
 }
 
+// The weighted share of the words of terms a and b that have partners on the other side (`source_has`,
+// `target_has`: by word id) but none in the other term among `pairs`.
+float share_without_partner(const std::vector<std::uint32_t>& a, const std::vector<std::uint32_t>& b,
+                            const SideWords& source_side, const SideWords& target_side, const WordPairs& pairs,
+                            const std::vector<char>& source_has, const std::vector<char>& target_has) {
+  float without_partner = 0;
+  for (const std::uint32_t x : a)
+    if (source_has[x] && std::none_of(b.begin(), b.end(), [&](std::uint32_t y) { return pairs.contains(x, y); }))
+      without_partner += source_side.weight[x];
+  for (const std::uint32_t y : b)
+    if (target_has[y] && std::none_of(a.begin(), a.end(), [&](std::uint32_t x) { return pairs.contains(x, y); }))
+      without_partner += target_side.weight[y];
+  const float total = source_side.total(a) + target_side.total(b);
+  return total > 0 ? without_partner / total : 0.0f;
+}
+
 // Each word's nearest word by mapped cosine (ties by id) among the words of the other side that it meets in
 // candidates (the words of the terms paired with its terms). The candidates are each term's nearest terms already,
 // so these are the plausible translations; a search over the whole other vocabulary would cost a product of the
@@ -260,6 +276,7 @@ void add_compositional_evidence(const TermList& source_terms, const TermList& ta
   evidence.translated_share.assign(n, 0.0f);
   evidence.edge_agreement.assign(n, 0.0f);
   evidence.seed_share.assign(n, 0.0f);
+  evidence.seed_conflict.assign(n, 0.0f);
   evidence.word_alignment.assign(n, 0.0f);
   constexpr std::size_t kBlock = 1024;
   const std::size_t blocks = (n + kBlock - 1) / kBlock;
@@ -319,7 +336,14 @@ void add_compositional_evidence(const TermList& source_terms, const TermList& ta
     }
   }
   const WordPairs translated(std::move(translated_pairs), source_side.words.size());
-  const WordPairs seed_stems(seed_stem_pairs(seed, source_side, target_side), source_side.words.size());
+  std::vector<std::uint64_t> stem_pairs = seed_stem_pairs(seed, source_side, target_side);
+  // Whether each word has a seed translation among the other side's words.
+  std::vector<char> source_seeded(source_side.words.size(), 0), target_seeded(target_side.words.size(), 0);
+  for (const std::uint64_t pair : stem_pairs) {
+    source_seeded[pair >> 32] = 1;
+    target_seeded[pair & 0xffffffffu] = 1;
+  }
+  const WordPairs seed_stems(std::move(stem_pairs), source_side.words.size());
   parallel_for(blocks, threads, [&](std::size_t block) {
     for (std::size_t i = block * kBlock; i < std::min(n, (block + 1) * kBlock); ++i) {
       const std::vector<std::uint32_t>& a = source_side.terms[evidence.source[i]];
@@ -327,6 +351,8 @@ void add_compositional_evidence(const TermList& source_terms, const TermList& ta
       if (a.empty() || b.empty()) continue;
       evidence.translated_share[i] = share_with_partner(a, b, source_side, target_side, translated);
       evidence.seed_share[i] = share_with_partner(a, b, source_side, target_side, seed_stems);
+      evidence.seed_conflict[i] =
+          share_without_partner(a, b, source_side, target_side, seed_stems, source_seeded, target_seeded);
       bool edge = false;
       for (const std::uint32_t x : {a.front(), a.back()})
         for (const std::uint32_t y : {b.front(), b.back()}) edge = edge || translated.contains(x, y);

@@ -346,10 +346,14 @@ CandidateFeatures::CandidateFeatures(const CandidateEvidence& evidence, int thre
             [base_row](std::size_t first, std::size_t end, float* out, std::size_t stride) {
               for (std::size_t i = first; i < end; ++i) base_row(i, out + (i - first) * stride);
             });
+  // A target's closest spelling among its candidates: the source side's is in the base row.
+  add_rank_features(table, "ortho", evidence.target, evidence.orthographic, "target", threads);
   if (!evidence.one_to_one.empty()) {
     RunScale one_to_one = run_scale(evidence.one_to_one, threads);
     table.add("comp_one_to_one_q", std::move(one_to_one.quantile));
     add_rank_features(table, "comp_one_to_one", evidence.source, evidence.one_to_one, "source", threads,
+                      &one_to_one);
+    add_rank_features(table, "comp_one_to_one", evidence.target, evidence.one_to_one, "target", threads,
                       &one_to_one);
     table.add_view("comp_translated_share", evidence.translated_share);
     add_rank_features(table, "comp_translated_share", evidence.source, evidence.translated_share, "source",
@@ -357,6 +361,8 @@ CandidateFeatures::CandidateFeatures(const CandidateEvidence& evidence, int thre
     table.add_view("comp_edge_agreement", evidence.edge_agreement);
     table.add_view("comp_seed_share", evidence.seed_share);
     add_rank_features(table, "comp_seed_share", evidence.source, evidence.seed_share, "source", threads);
+    add_rank_features(table, "comp_seed_share", evidence.target, evidence.seed_share, "target", threads);
+    table.add_view("comp_seed_conflict", evidence.seed_conflict);
   }
   if (!evidence.context_similarity.empty()) {
     std::vector<float> ratio(n), sentence_ratio(n), z_difference(n);

@@ -125,9 +125,9 @@ TEST_CASE("features do not change when a vector space scores on another scale", 
   for (std::size_t i = 0; i < n; ++i) {
     evidence.source.push_back(term(generator));
     evidence.target.push_back(term(generator));
-    for (auto* column :
-         {&evidence.csls, &evidence.cosine, &evidence.word_alignment, &evidence.one_to_one,
-          &evidence.translated_share, &evidence.edge_agreement, &evidence.seed_share, &evidence.orthographic})
+    for (auto* column : {&evidence.csls, &evidence.cosine, &evidence.word_alignment, &evidence.one_to_one,
+                         &evidence.translated_share, &evidence.edge_agreement, &evidence.seed_share,
+                         &evidence.seed_conflict, &evidence.orthographic})
       column->push_back(uniform(generator));
     evidence.csls.back() = std::round(evidence.csls.back() * 20) / 20;  // ties share their quantile
     add_term_sizes(evidence, i);

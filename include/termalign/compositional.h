@@ -19,7 +19,8 @@ constexpr std::size_t kStemPrefix = 4;
 constexpr double kStemShare = 0.75;
 bool same_stem(std::string_view a, std::string_view b);
 
-// Fills evidence.word_alignment, one_to_one, translated_share, edge_agreement and seed_share for every candidate,
+// Fills evidence.word_alignment, one_to_one, translated_share, edge_agreement, seed_share and seed_conflict for
+// every candidate,
 // from the mapped vectors of the distinct words of the candidates' terms (each word once, lower-cased). Words are
 // weighted by their inverse document frequency among their side's candidate terms, ln((terms + 1) / terms with
 // the word), so that the words of many terms (`de`, `of`, `der`) count little; means and shares are weighted:
@@ -36,7 +37,10 @@ bool same_stem(std::string_view a, std::string_view b);
 //   knowing the languages;
 // - seed_share: the share of the two terms' words that have a seed translation among the other term's words, a
 //   word matching a seed word when it is a form of it (same_stem: `windows` for `window`, `fenêtres` for
-//   `fenêtre`): the seed lexicon holds lemmas of frequent words, terms hold their inflected forms.
+//   `fenêtre`): the seed lexicon holds lemmas of frequent words, terms hold their inflected forms;
+// - seed_conflict: the share of the two terms' words that have seed translations among the other side's words
+//   but none in the other term: `left` in `left list box` against `zone de liste droite` (the seed says `gauche`),
+//   and `droite` (the seed's `right`), where the mapped vectors of the two antonyms are close.
 void add_compositional_evidence(const TermList& source_terms, const TermList& target_terms,
                                 const TermComposer& source, const TermComposer& target, const Mapping& mapping,
                                 const PairList& seed, int threads, CandidateEvidence& evidence);

@@ -23,8 +23,9 @@ struct CandidateEvidence {
   std::vector<std::uint16_t> source_length, target_length;  // bytes per Latin spelling
   // Compositional evidence (compositional.h), with the full evidence: one-to-one word alignment, share of words
   // with a translation in the other term, agreement of the edge (head) words, share of words with a seed
-  // translation (forms of a seed word included) in the other term.
-  std::vector<float> one_to_one, translated_share, edge_agreement, seed_share;
+  // translation (forms of a seed word included) in the other term, share of words whose seed translations are
+  // all missing from it.
+  std::vector<float> one_to_one, translated_share, edge_agreement, seed_share, seed_conflict;
   // Corpus evidence (corpus_evidence.h), only with both corpora: log relative frequency and sentence frequency of
   // each term in its corpus, their z-scores within their term list, and the context vectors' cosine.
   std::vector<float> source_log_frequency, target_log_frequency, source_log_sentences, target_log_sentences;
