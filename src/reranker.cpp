@@ -233,7 +233,7 @@ Matrix FeatureTable::select(const std::vector<std::string>& wanted, const std::s
 
 Matrix FeatureTable::select(const std::vector<std::string>& wanted, const std::string& origin, Eigen::Index first,
                             Eigen::Index rows) const {
-  Matrix selected(rows, static_cast<Eigen::Index>(wanted.size()));
+  std::vector<Eigen::Index> column(wanted.size());
   for (std::size_t j = 0; j < wanted.size(); ++j) {
     const auto found = std::find(names.begin(), names.end(), wanted[j]);
     if (found == names.end()) {
@@ -246,8 +246,14 @@ Matrix FeatureTable::select(const std::vector<std::string>& wanted, const std::s
                             "run-relative (features such as 'csls', now 'csls_q') must be trained again with "
                             "`termalign train-reranker`.");
     }
-    selected.col(static_cast<Eigen::Index>(j)) = values.col(found - names.begin()).segment(first, rows);
+    column[j] = found - names.begin();
   }
+  if (wanted == names) return values.middleRows(first, rows);  // the model's columns are the run's: one copy
+  // Row by row: the table is row-major, and a column copy would stride through all of it once per column.
+  Matrix selected(rows, static_cast<Eigen::Index>(wanted.size()));
+  for (Eigen::Index r = 0; r < rows; ++r)
+    for (std::size_t j = 0; j < column.size(); ++j)
+      selected(r, static_cast<Eigen::Index>(j)) = values(first + r, column[j]);
   return selected;
 }
 
