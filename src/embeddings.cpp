@@ -321,11 +321,14 @@ std::string gunzip(const std::string& path) {
   // 16 + MAX_WBITS: a gzip header and trailer, checked; several concatenated members are read one after another.
   if (inflateInit2(&stream, 16 + MAX_WBITS) != Z_OK) throw_input_error(path, 0, "zlib cannot start inflating");
   std::string text;
-  // The gzip trailer's size (modulo 4 GiB) as a first guess of the room needed.
+  // The gzip trailer's size (modulo 4 GiB) as a first guess of the room needed, believed only up to deflate's
+  // largest ratio (about 1032:1): the trailer is whatever the file says, and a damaged 60-byte file claimed 2.5
+  // GB.
   if (compressed.size() >= 18) {
+    constexpr std::size_t kMaxDeflateRatio = 1032;
     std::uint32_t size = 0;
     std::memcpy(&size, compressed.data() + compressed.size() - 4, 4);
-    text.reserve(std::max<std::size_t>(size, compressed.size()));
+    text.reserve(std::min(std::max<std::size_t>(size, compressed.size()), kMaxDeflateRatio * compressed.size()));
   }
   stream.next_in = reinterpret_cast<Bytef*>(const_cast<char*>(compressed.data()));
   std::size_t remaining_in = compressed.size();

@@ -123,6 +123,14 @@ TEST_CASE("a truncated or corrupt .vec.gz is an input error naming the file", "[
   const std::string corrupt = dir + "/corrupt.vec.gz";
   std::ofstream(corrupt, std::ios::binary) << damaged;
   CHECK_THROWS_WITH(load_embeddings(corrupt), Catch::StartsWith(corrupt + ": corrupt gzip file"));
+  // A trailer that claims 4 GiB of text (the loader reserves no more than deflate can produce from the file; the
+  // fuzzer's input tests/fuzz/corpus/fuzz_vec/gzip_forged_size.vec checks the memory under its malloc limit).
+  std::string forged = whole;
+  for (std::size_t i = forged.size() - 4; i < forged.size(); ++i) forged[i] = '\xff';
+  const std::string forged_size = dir + "/forged-size.vec.gz";
+  std::ofstream(forged_size, std::ios::binary) << forged;
+  CHECK_THROWS_WITH(load_embeddings(forged_size),
+                    Catch::StartsWith(forged_size + ": corrupt gzip file") && Catch::Contains("length"));
   // An error inside the text names its line, as for a .vec.
   std::string text = read_file(kModels + "en.vec");
   const auto third_line = text.find('\n', text.find('\n') + 1) + 1;
