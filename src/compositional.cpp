@@ -73,11 +73,14 @@ std::uint64_t word_pair(std::uint32_t source, std::uint32_t target) {
 // A set of word pairs (source, target) grouped by source word: each lookup scans the source word's few pairs.
 class WordPairs {
  public:
-  WordPairs(std::vector<std::uint64_t> pairs, std::size_t source_words)
-      : pairs_(std::move(pairs)), offset_(source_words + 1, 0) {
+  WordPairs(std::vector<std::uint64_t> pairs, std::size_t source_words, std::size_t target_words)
+      : pairs_(std::move(pairs)), offset_(source_words + 1, 0), target_paired_(target_words, 0) {
     std::sort(pairs_.begin(), pairs_.end());
     pairs_.erase(std::unique(pairs_.begin(), pairs_.end()), pairs_.end());
-    for (const std::uint64_t pair : pairs_) ++offset_[(pair >> 32) + 1];
+    for (const std::uint64_t pair : pairs_) {
+      ++offset_[(pair >> 32) + 1];
+      target_paired_[pair & 0xffffffffu] = 1;
+    }
     std::partial_sum(offset_.begin(), offset_.end(), offset_.begin());
   }
   bool contains(std::uint32_t source, std::uint32_t target) const {
@@ -86,17 +89,22 @@ class WordPairs {
       if (pairs_[i] == wanted) return true;
     return false;
   }
+  // Whether a word is in any pair.
+  bool source_paired(std::uint32_t source) const { return offset_[source + 1] > offset_[source]; }
+  bool target_paired(std::uint32_t target) const { return target_paired_[target] != 0; }
 
  private:
   std::vector<std::uint64_t> pairs_;  // sorted, unique
   std::vector<std::size_t> offset_;   // by source word: its first pair
+  std::vector<char> target_paired_;   // by target word
 };
 
 // The word pairs (source, target) of the two sides that translate one another by the seed lexicon: a pair of
 // words that are forms (same_stem) of the two words of a seed pair. Each side's words are grouped by their first
 // kStemPrefix bytes, so a seed word meets only the words that can be its forms.
-std::vector<std::uint64_t> seed_stem_pairs(const PairList& seed, const SideWords& source_side,
-                                           const SideWords& target_side) {
+std::vector<std::uint64_t> seed_stem_pairs(
+    const std::unordered_map<std::string, std::vector<std::string>>& seed_translations,
+    const SideWords& source_side, const SideWords& target_side) {
   using Groups = std::unordered_map<std::string_view, std::vector<std::uint32_t>>;
   const auto group = [](const SideWords& side) {
     Groups groups;
@@ -123,7 +131,7 @@ std::vector<std::uint64_t> seed_stem_pairs(const PairList& seed, const SideWords
   };
   std::vector<std::uint64_t> pairs;
   std::vector<std::uint32_t> source_forms, target_forms;
-  for (const auto& [word, translations] : seed_translations(seed, false)) {
+  for (const auto& [word, translations] : seed_translations) {
     forms(word, source_side, source_groups, source_forms);
     if (source_forms.empty()) continue;
     for (const std::string& translation : translations) {
@@ -135,35 +143,33 @@ std::vector<std::uint64_t> seed_stem_pairs(const PairList& seed, const SideWords
   return pairs;
 }
 
-// The weighted share of the words of terms a and b (word ids of the two sides) that have a partner in the other
-// term among `pairs`.
-float share_with_partner(const std::vector<std::uint32_t>& a, const std::vector<std::uint32_t>& b,
-                         const SideWords& source_side, const SideWords& target_side, const WordPairs& pairs) {
-  float with_partner = 0;
-  for (const std::uint32_t x : a)
+// Of the words of terms a and b (word ids of the two sides), the weighted shares of those with a partner in the
+// other term among `pairs` (`with`) and of those in some pair but without a partner in the other term
+// (`without`).
+struct PartnerShares {
+  float with = 0, without = 0;
+};
+PartnerShares partner_shares(const std::vector<std::uint32_t>& a, const std::vector<std::uint32_t>& b,
+                             const SideWords& source_side, const SideWords& target_side, const WordPairs& pairs) {
+  PartnerShares shares;
+  for (const std::uint32_t x : a) {
     if (std::any_of(b.begin(), b.end(), [&](std::uint32_t y) { return pairs.contains(x, y); }))
-      with_partner += source_side.weight[x];
-  for (const std::uint32_t y : b)
+      shares.with += source_side.weight[x];
+    else if (pairs.source_paired(x))
+      shares.without += source_side.weight[x];
+  }
+  for (const std::uint32_t y : b) {
     if (std::any_of(a.begin(), a.end(), [&](std::uint32_t x) { return pairs.contains(x, y); }))
-      with_partner += target_side.weight[y];
+      shares.with += target_side.weight[y];
+    else if (pairs.target_paired(y))
+      shares.without += target_side.weight[y];
+  }
   const float total = source_side.total(a) + target_side.total(b);
-  return total > 0 ? with_partner / total : 0.0f;
-}
-
-// The weighted share of the words of terms a and b that have partners on the other side (`source_has`,
-// `target_has`: by word id) but none in the other term among `pairs`.
-float share_without_partner(const std::vector<std::uint32_t>& a, const std::vector<std::uint32_t>& b,
-                            const SideWords& source_side, const SideWords& target_side, const WordPairs& pairs,
-                            const std::vector<char>& source_has, const std::vector<char>& target_has) {
-  float without_partner = 0;
-  for (const std::uint32_t x : a)
-    if (source_has[x] && std::none_of(b.begin(), b.end(), [&](std::uint32_t y) { return pairs.contains(x, y); }))
-      without_partner += source_side.weight[x];
-  for (const std::uint32_t y : b)
-    if (target_has[y] && std::none_of(a.begin(), a.end(), [&](std::uint32_t x) { return pairs.contains(x, y); }))
-      without_partner += target_side.weight[y];
-  const float total = source_side.total(a) + target_side.total(b);
-  return total > 0 ? without_partner / total : 0.0f;
+  if (total > 0) {
+    shares.with /= total;
+    shares.without /= total;
+  }
+  return shares;
 }
 
 // Each word's nearest word by mapped cosine (ties by id) among the words of the other side that it meets in
@@ -327,7 +333,8 @@ void add_compositional_evidence(const TermList& source_terms, const TermList& ta
   // each candidate have a translation on the other side, and whether its first or last words translate each other;
   // how many have a seed translation, forms of the seed's words included.
   std::vector<std::uint64_t> translated_pairs = nearest.pairs();
-  for (const auto& [word, targets] : seed_translations(seed, false)) {
+  const auto seed_words = seed_translations(seed, false);
+  for (const auto& [word, targets] : seed_words) {
     const auto s = source_side.ids.find(word);
     if (s == source_side.ids.end()) continue;
     for (const std::string& target_word : targets) {
@@ -335,24 +342,18 @@ void add_compositional_evidence(const TermList& source_terms, const TermList& ta
       if (t != target_side.ids.end()) translated_pairs.push_back(word_pair(s->second, t->second));
     }
   }
-  const WordPairs translated(std::move(translated_pairs), source_side.words.size());
-  std::vector<std::uint64_t> stem_pairs = seed_stem_pairs(seed, source_side, target_side);
-  // Whether each word has a seed translation among the other side's words.
-  std::vector<char> source_seeded(source_side.words.size(), 0), target_seeded(target_side.words.size(), 0);
-  for (const std::uint64_t pair : stem_pairs) {
-    source_seeded[pair >> 32] = 1;
-    target_seeded[pair & 0xffffffffu] = 1;
-  }
-  const WordPairs seed_stems(std::move(stem_pairs), source_side.words.size());
+  const WordPairs translated(std::move(translated_pairs), source_side.words.size(), target_side.words.size());
+  const WordPairs seed_stems(seed_stem_pairs(seed_words, source_side, target_side), source_side.words.size(),
+                             target_side.words.size());
   parallel_for(blocks, threads, [&](std::size_t block) {
     for (std::size_t i = block * kBlock; i < std::min(n, (block + 1) * kBlock); ++i) {
       const std::vector<std::uint32_t>& a = source_side.terms[evidence.source[i]];
       const std::vector<std::uint32_t>& b = target_side.terms[evidence.target[i]];
       if (a.empty() || b.empty()) continue;
-      evidence.translated_share[i] = share_with_partner(a, b, source_side, target_side, translated);
-      evidence.seed_share[i] = share_with_partner(a, b, source_side, target_side, seed_stems);
-      evidence.seed_conflict[i] =
-          share_without_partner(a, b, source_side, target_side, seed_stems, source_seeded, target_seeded);
+      evidence.translated_share[i] = partner_shares(a, b, source_side, target_side, translated).with;
+      const PartnerShares seed_partners = partner_shares(a, b, source_side, target_side, seed_stems);
+      evidence.seed_share[i] = seed_partners.with;
+      evidence.seed_conflict[i] = seed_partners.without;
       bool edge = false;
       for (const std::uint32_t x : {a.front(), a.back()})
         for (const std::uint32_t y : {b.front(), b.back()}) edge = edge || translated.contains(x, y);

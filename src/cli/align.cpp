@@ -75,8 +75,7 @@ const std::map<std::string, std::string>& option_help() {
       {"threads", "Threads (0 = all cores); the output does not depend on it"},
       {"precision",
        "Similarity tiles: fp32, bf16 (bf16 products, every deciding value rescored in fp32) or auto (bf16 where "
-       "the "
-       "CPU has AVX512_BF16 or AMX-BF16); the output is the same"},
+       "the CPU has AVX512_BF16 or AMX-BF16); the output is the same"},
       {"spill-mb",
        "Word vectors kept for the evidence wait in a temporary file beside the output during the scoring when "
        "larger than this many MiB (0 = never); the output does not depend on it"},
