@@ -18,6 +18,7 @@
 
 #include "command_output.h"
 #include "shared_data.h"
+#include "term_lists.h"
 #include "termalign/error.h"
 #include "termalign/evaluation.h"
 #include "termalign/io.h"
@@ -37,14 +38,7 @@ PairList pair_list(const std::vector<std::pair<std::string, std::string>>& pairs
   return list;
 }
 
-TermList term_list(const std::vector<std::string>& terms) {
-  TermList list;
-  for (const std::string& term : terms) {
-    list.ids.emplace(term, static_cast<std::uint32_t>(list.terms.size()));
-    list.terms.push_back(term);
-  }
-  return list;
-}
+using termalign_tests::term_list;
 
 // Four gold pairs; "miss" pairs are never in the gold.
 const PairList gold = pair_list({{"s1", "t1"}, {"s2", "t2"}, {"s3", "t3"}, {"s4", "t4"}});

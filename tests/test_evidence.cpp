@@ -4,6 +4,7 @@
 #include <string>
 
 #include "shared_data.h"
+#include "term_lists.h"
 #include "termalign/align.h"
 #include "termalign/compositional.h"
 #include "termalign/lexicon.h"
@@ -72,12 +73,7 @@ Embeddings axis_embeddings(const std::vector<std::string>& words, int dim) {
   return embeddings;
 }
 
-TermList term_list(const std::vector<std::string>& terms) {
-  TermList list;
-  list.terms = terms;
-  for (std::size_t i = 0; i < terms.size(); ++i) list.ids[terms[i]] = static_cast<std::uint32_t>(i);
-  return list;
-}
+using termalign_tests::term_list;
 }  // namespace
 
 TEST_CASE("a word of many terms weighs less in the word-level evidence than a word of one term", "[evidence]") {
