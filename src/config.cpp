@@ -38,6 +38,7 @@ void visit_options(Config& config, Visitor&& visit) {
   visit("input", "allow_reversed", config.input.allow_reversed);
   visit("input", "data_dir", config.input.data_dir);
   visit("input", "pair", config.input.pair);
+  visit("input", "dataset_corpora", config.input.dataset_corpora);
   visit("output", "out", config.output.out);
   visit("output", "scores", config.output.scores);
   visit("output", "save_mapping", config.output.save_mapping);
@@ -462,6 +463,15 @@ std::string resolve_dataset(AlignConfig& config) {
   take(input.src_terms, "terms-" + l1 + ".txt");
   take(input.tgt_terms, "terms-" + l2 + ".txt");
   if (config.output.mapping.empty()) take(input.seed, "seed-" + l1 + "-" + l2 + ".txt");
+  // The corpora: both or neither (a dataset with one of them is used without; a corpus given by its own option
+  // keeps the pair as given, and validate() asks for the other).
+  const std::filesystem::path src_corpus = dir / ("corpus-" + l1 + ".txt"),
+                              tgt_corpus = dir / ("corpus-" + l2 + ".txt");
+  if (input.dataset_corpora && input.src_corpus.empty() && input.tgt_corpus.empty() &&
+      std::filesystem::exists(src_corpus) && std::filesystem::exists(tgt_corpus)) {
+    input.src_corpus = src_corpus.lexically_normal().string();
+    input.tgt_corpus = tgt_corpus.lexically_normal().string();
+  }
   const std::filesystem::path gold = dir / ("terms-" + l1 + "-" + l2 + ".txt");
   return std::filesystem::exists(gold) ? gold.lexically_normal().string() : std::string();
 }

@@ -28,15 +28,17 @@ inline bool shared_file_or_skip(const std::string& file) {
   return false;
 }
 
-// A configuration with the en-fr inputs of the BUCC dataset folder `dataset` (term lists, seed: resolve_dataset)
-// and the vectors `vectors`/en.`extension` and fr.`extension`; `gold` receives the dataset's gold.
+// A configuration with the en-fr inputs of the BUCC dataset folder `dataset` (term lists, seed and, with
+// `corpora`, the corpora: resolve_dataset) and the vectors `vectors`/en.`extension` and fr.`extension`; `gold`
+// receives the dataset's gold.
 inline termalign::AlignConfig dataset_config(const std::string& vectors, const std::string& extension,
-                                             const std::string& dataset, std::string& gold) {
+                                             const std::string& dataset, std::string& gold, bool corpora = false) {
   termalign::AlignConfig config;
   config.input.src_vectors = vectors + "/en." + extension;
   config.input.tgt_vectors = vectors + "/fr." + extension;
   config.input.data_dir = dataset;
   config.input.pair = "en-fr";
+  config.input.dataset_corpora = corpora;
   gold = termalign::resolve_dataset(config);
   return config;
 }

@@ -236,8 +236,25 @@ TEST_CASE("align --data-dir --pair reads the dataset's files and scores the run 
   const auto with_folder = run_cli("align " + vectors + " --data-dir '" + kSample + "' --pair en-fr --out '" +
                                    dir + "/folder.tsv' --refine-iterations 0");
   REQUIRE(with_folder.exit_code == 0);
-  REQUIRE(run_cli(sample_align(kModels + "en.vec", kModels + "fr.vec", dir + "/explicit.tsv")).exit_code == 0);
+  // The folder's corpora are the run's: the same list as with them given by name, and its resolved
+  // configuration names them.
+  const std::string corpora =
+      " --src-corpus '" + kSample + "corpus-en.txt' --tgt-corpus '" + kSample + "corpus-fr.txt'";
+  REQUIRE(
+      run_cli(sample_align(kModels + "en.vec", kModels + "fr.vec", dir + "/explicit.tsv") + corpora).exit_code ==
+      0);
   CHECK(read_file(dir + "/folder.tsv") == read_file(dir + "/explicit.tsv"));
+  CHECK_THAT(read_file(dir + "/folder.tsv.config.toml"),
+             Catch::Contains("tgt_corpus = '" + kSample + "corpus-fr.txt'"));
+  // --dataset-corpora false leaves them out: the list of the files given without corpora.
+  REQUIRE(run_cli("align " + vectors + " --data-dir '" + kSample +
+                  "' --pair en-fr --dataset-corpora false --out '" + dir +
+                  "/folder-none.tsv' --refine-iterations 0")
+              .exit_code == 0);
+  REQUIRE(run_cli(sample_align(kModels + "en.vec", kModels + "fr.vec", dir + "/explicit-none.tsv")).exit_code ==
+          0);
+  CHECK(read_file(dir + "/folder-none.tsv") == read_file(dir + "/explicit-none.tsv"));
+  CHECK(read_file(dir + "/folder-none.tsv") != read_file(dir + "/folder.tsv"));
   // The report printed is the scorer's on that submission with the term lists.
   const auto report =
       run_cli("evaluate --gold '" + kSample + "terms-en-fr.txt' --pred '" + dir + "/folder.tsv' --src-terms '" +

@@ -16,9 +16,9 @@ TEST_CASE("compositional and corpus evidence are higher for the sample's gold pa
   const std::string source = TERMALIGN_SOURCE_DIR;
   std::string gold_path;
   AlignConfig config =
-      termalign_tests::dataset_config(source + "/models/sample", "vec", source + "/data/sample", gold_path);
-  config.input.src_corpus = source + "/data/sample/corpus-en.txt";
-  config.input.tgt_corpus = source + "/data/sample/corpus-fr.txt";
+      termalign_tests::dataset_config(source + "/models/sample", "vec", source + "/data/sample", gold_path, true);
+  REQUIRE_THAT(config.input.src_corpus, Catch::EndsWith("data/sample/corpus-en.txt"));
+  REQUIRE_THAT(config.input.tgt_corpus, Catch::EndsWith("data/sample/corpus-fr.txt"));
   const CandidateSet candidates = generate_candidates(config, true);
   const CandidateEvidence& evidence = candidates.evidence;
   const PairList gold = read_pairs(gold_path, PairFileKind::gold);

@@ -41,6 +41,9 @@ struct InputOptions {
   // A BUCC dataset folder and its language pair "l1-l2": terms-<l1>.txt, terms-<l2>.txt and seed-<l1>-<l2>.txt
   // fill the term lists and the seed when they are not given (resolve_dataset).
   std::string data_dir, pair;
+  // With data_dir: its corpora corpus-<l1>.txt and corpus-<l2>.txt, when both are there and neither corpus is
+  // given, are the run's corpora (the task's comparable corpora C1, C2: evidence for the re-ranker).
+  bool dataset_corpora = true;
 };
 
 struct OutputOptions {

@@ -92,7 +92,8 @@ def test_options_override_the_configuration_file(sample_pairs):
 def test_options_without_a_configuration_file(sample_pairs):
     pairs = termalign.align(src_vectors=str(ROOT / "models/sample/en.vec"),
                             tgt_vectors=ROOT / "models/sample/fr.vec",  # os.PathLike is taken too
-                            seed=str(SAMPLE / "seed-en-fr.txt"), src_terms=str(SRC_TERMS), tgt_terms=str(TGT_TERMS))
+                            seed=str(SAMPLE / "seed-en-fr.txt"), src_terms=str(SRC_TERMS), tgt_terms=str(TGT_TERMS),
+                            src_corpus=str(SAMPLE / "corpus-en.txt"), tgt_corpus=str(SAMPLE / "corpus-fr.txt"))
     assert pairs == sample_pairs
 
 

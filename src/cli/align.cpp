@@ -40,9 +40,13 @@ const std::map<std::string, std::string>& option_help() {
       {"corpus-weight", "Weight of the corpus vectors' cosine in the combined similarity (0-1)"},
       {"allow-reversed", "Use a seed lexicon whose columns look swapped against the vectors as it is (a warning)"},
       {"data-dir",
-       "BUCC dataset folder: terms-<l1>.txt, terms-<l2>.txt, seed-<l1>-<l2>.txt fill the inputs not given (with "
-       "--pair); its gold terms-<l1>-<l2>.txt, when there, scores the run"},
+       "BUCC dataset folder: terms-<l1>.txt, terms-<l2>.txt, seed-<l1>-<l2>.txt and the corpora corpus-<l1>.txt, "
+       "corpus-<l2>.txt fill the inputs not given (with --pair); its gold terms-<l1>-<l2>.txt, when there, scores "
+       "the run"},
       {"pair", "With --data-dir: the language pair l1-l2 of its files (e.g. en-fr)"},
+      {"dataset-corpora",
+       "With --data-dir: its corpus-<l1>.txt and corpus-<l2>.txt, when both are there, are the corpora unless "
+       "--src-corpus/--tgt-corpus are given (true/false)"},
       {"out", "Required: submission to write (two TAB-separated columns)"},
       {"scores", "Also write the ranked list with a score column here"},
       {"save-mapping", "Save the fitted mapping here"},
@@ -123,8 +127,8 @@ void add_align_command(CLI::App& app, const ProcessGroup& group) {
   auto options = AlignOptions::add(command, true);
   command->footer(
       "Required: --src-vectors, --tgt-vectors, --src-terms, --tgt-terms, --seed (or --mapping) and --out, each by "
-      "its "
-      "flag or in the --config file; --data-dir DIR --pair l1-l2 gives the term lists and the seed.\n"
+      "its flag or in the --config file; --data-dir DIR --pair l1-l2 gives the term lists, the seed and the "
+      "corpora.\n"
       "Example:\n  termalign align --src-vectors en.bin --tgt-vectors fr.bin --seed seed-en-fr.txt \\\n"
       "      --src-terms terms-en.txt --tgt-terms terms-fr.txt --out submission.tsv\n"
       "  termalign align --data-dir enfr/train --pair en-fr --src-vectors en.bin --tgt-vectors fr.bin --out "
