@@ -97,9 +97,9 @@ RerankerTrainingResult train_reranker(const AlignConfig& config, const RerankerT
       (fold_of[evidence.source[i]] == fold ? test_rows : train_rows)[fold].push_back(i);
     }
   }
+  Eigen::VectorXd held_out(static_cast<Eigen::Index>(evidence.size())), chosen_held_out;
   const auto cross_validated = [&](Learner learner, const std::vector<std::string>& names) {
     const Matrix x = table.select(names, "(training)");
-    Eigen::VectorXd held_out(static_cast<Eigen::Index>(evidence.size()));
     for (std::uint32_t fold = 0; fold < options.folds; ++fold) {
       std::vector<std::uint8_t> fold_labels;
       for (const std::size_t i : train_rows[fold]) fold_labels.push_back(labels[i]);
@@ -120,7 +120,14 @@ RerankerTrainingResult train_reranker(const AlignConfig& config, const RerankerT
     if (ap > result.cross_validated_ap) {
       result.cross_validated_ap = ap;
       chosen = learner;
+      chosen_held_out = held_out;
     }
+  }
+  for (const RankedIndex& pair : rank_candidate_indices(candidates, chosen_held_out, threads)) {
+    const std::string& source = candidates.source_terms.terms[pair.source];
+    const std::string& target = candidates.target_terms.terms[pair.target];
+    result.held_out.push_back(
+        {source, target, gold_pairs.count({source, target}) != 0, fold_of[pair.source], pair.score});
   }
   if (options.ablation) {
     std::vector<std::string> groups;
@@ -149,6 +156,16 @@ RerankerTrainingResult train_reranker(const AlignConfig& config, const RerankerT
       result.candidates, result.positives, result.gold_pairs, result.candidate_recall, result.csls_ap,
       result.unsupervised_ap, options.folds, result.cross_validated_ap, to_string(chosen));
   return result;
+}
+
+std::string format_held_out(const RerankerTrainingResult& result) {
+  std::string text = "rank\tsource\ttarget\tgold\tfold\tscore\n";
+  std::size_t rank = 0;
+  for (const HeldOutScore& row : result.held_out) {
+    text += fmt::format("{}\t{}\t{}\t{}\t{}\t{:.6g}\n", ++rank, row.source, row.target, row.gold ? 1 : 0, row.fold,
+                        row.score);
+  }
+  return text;
 }
 
 std::string format_training_report(const RerankerTrainingResult& result, std::size_t folds) {

@@ -1,13 +1,18 @@
 #include <algorithm>
 #include <catch2/catch.hpp>
 #include <cmath>
+#include <map>
 #include <random>
 #include <string>
 #include <vector>
 
+#include "shared_data.h"
 #include "termalign/boosted_trees.h"
 #include "termalign/error.h"
+#include "termalign/evaluation.h"
+#include "termalign/lexicon.h"
 #include "termalign/reranker.h"
+#include "termalign/training.h"
 
 using namespace termalign;
 
@@ -223,4 +228,42 @@ TEST_CASE("feature ranks and quantiles agree with brute force, on any thread cou
     CHECK(one.values(row, csls_q) == quantile(csls_below, csls_equal));
     CHECK(one.values(row, cosine_q) == quantile(cosine_below, cosine_equal));
   }
+}
+
+TEST_CASE("train_reranker's held-out list is ranked, keeps each source term in one fold and scores its AP",
+          "[reranker][training]") {
+  const std::string source = TERMALIGN_SOURCE_DIR;
+  std::string gold_path;
+  AlignConfig config =
+      termalign_tests::dataset_config(source + "/models/sample", "vec", source + "/data/sample", gold_path);
+  config.input.reranker = "none";
+  RerankerTrainingOptions options;
+  options.gold = gold_path;
+  options.folds = 3;
+  options.learner = "logistic";
+  const RerankerTrainingResult result = train_reranker(config, options);
+  REQUIRE_FALSE(result.held_out.empty());
+  CHECK(result.held_out.size() <= result.candidates);
+  std::map<std::string, std::uint32_t> fold_of;
+  PairList ranked;
+  std::size_t gold_rows = 0;
+  for (std::size_t i = 0; i < result.held_out.size(); ++i) {
+    const HeldOutScore& row = result.held_out[i];
+    if (i > 0) CHECK(row.score <= result.held_out[i - 1].score);
+    CHECK(row.fold < options.folds);
+    CHECK(fold_of.emplace(row.source, row.fold).first->second == row.fold);
+    ranked.pairs.emplace_back(row.source, row.target);
+    gold_rows += row.gold;
+  }
+  CHECK(gold_rows == result.positives);  // the sample's candidates fit under the cap
+  // The list's AP is the cross-validated AP the training reports.
+  const PairList gold = read_pairs(gold_path, PairFileKind::gold);
+  const TermList src_terms = read_term_list(config.input.src_terms),
+                 tgt_terms = read_term_list(config.input.tgt_terms);
+  CHECK(evaluate(gold, ranked, &src_terms, &tgt_terms, EvaluationOptions{}).ap ==
+        Approx(result.cross_validated_ap).margin(1e-12));
+  // The TSV: a header, then one line per pair with its rank.
+  const std::string tsv = format_held_out(result);
+  CHECK(tsv.rfind("rank\tsource\ttarget\tgold\tfold\tscore\n1\t" + result.held_out[0].source + "\t", 0) == 0);
+  CHECK(static_cast<std::size_t>(std::count(tsv.begin(), tsv.end(), '\n')) == result.held_out.size() + 1);
 }

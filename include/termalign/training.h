@@ -28,6 +28,14 @@ struct AblationRow {
   double cross_validated_ap = 0;
 };
 
+// One candidate's cross-validated score: by the model of the folds that did not hold its source term.
+struct HeldOutScore {
+  std::string source, target;
+  bool gold = false;
+  std::uint32_t fold = 0;
+  double score = 0;
+};
+
 struct RerankerTrainingResult {
   Reranker model;  // trained on every candidate
   std::size_t candidates = 0, positives = 0;
@@ -39,6 +47,8 @@ struct RerankerTrainingResult {
   std::vector<std::pair<std::string, double>> learners;
   double cross_validated_ap = 0;  // AP when each source term is scored by a model that never saw it
   std::vector<AblationRow> ablation;
+  // The cross-validated list of the chosen learner, ranked and capped as align's (its AP is cross_validated_ap).
+  std::vector<HeldOutScore> held_out;
 };
 
 // Generates candidates as `align` does with `config` (full evidence), labels them with the gold, estimates the
@@ -48,5 +58,8 @@ RerankerTrainingResult train_reranker(const AlignConfig& config, const RerankerT
 
 // The Markdown table of a result: learners, the ablation rows, candidate recall.
 std::string format_training_report(const RerankerTrainingResult& result, std::size_t folds);
+
+// The held-out list as TSV with a header (rank, source, target, gold 0/1, fold, score), for error analysis.
+std::string format_held_out(const RerankerTrainingResult& result);
 
 }  // namespace termalign

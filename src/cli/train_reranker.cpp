@@ -34,7 +34,11 @@ void add_train_reranker_command(CLI::App& app) {
       ->capture_default_str();
   auto report_path = std::make_shared<std::string>();
   command->add_option("--report", *report_path, "Write the Markdown table of the cross-validated figures here");
-  command->callback([options, training, model_path, report_path] {
+  auto held_out_path = std::make_shared<std::string>();
+  command->add_option(
+      "--held-out", *held_out_path,
+      "Write the cross-validated ranked list (rank, source, target, gold, fold, score) here as TSV");
+  command->callback([options, training, model_path, report_path, held_out_path] {
     // The model's temporary file is created before the training, as align does with its outputs: a folder that
     // is missing or cannot be written stops the command at once, not after the training.
     AtomicFile model_file(*model_path);
@@ -45,6 +49,11 @@ void add_train_reranker_command(CLI::App& app) {
       AtomicFile report_file(*report_path);
       report_file.write(report);
       report_file.commit();
+    }
+    if (!held_out_path->empty()) {
+      AtomicFile held_out_file(*held_out_path);
+      held_out_file.write(format_held_out(result));
+      held_out_file.commit();
     }
     model_file.commit();
     std::cout << "candidates: " << result.candidates << "\npositives: " << result.positives
