@@ -106,17 +106,23 @@ std::vector<std::uint64_t> seed_stem_pairs(
     const std::unordered_map<std::string, std::vector<std::string>>& seed_translations,
     const SideWords& source_side, const SideWords& target_side) {
   using Groups = std::unordered_map<std::string_view, std::vector<std::uint32_t>>;
+  // A side's words by their first kStemPrefix bytes, and the words that can end with a compound member (at least
+  // twice kStemPrefix bytes) by their last kStemPrefix bytes.
+  struct Grouped {
+    Groups first, last;
+  };
   const auto group = [](const SideWords& side) {
-    Groups groups;
+    Grouped groups;
     for (std::uint32_t id = 0; id < side.words.size(); ++id) {
       const std::string_view word = side.words[id];
-      if (word.size() >= kStemPrefix) groups[word.substr(0, kStemPrefix)].push_back(id);
+      if (word.size() >= kStemPrefix) groups.first[word.substr(0, kStemPrefix)].push_back(id);
+      if (word.size() >= 2 * kStemPrefix) groups.last[word.substr(word.size() - kStemPrefix)].push_back(id);
     }
     return groups;
   };
-  const Groups source_groups = group(source_side), target_groups = group(target_side);
-  // The side's words that are forms of `word` (the word itself included).
-  const auto forms = [](const std::string& word, const SideWords& side, const Groups& groups,
+  const Grouped source_groups = group(source_side), target_groups = group(target_side);
+  // The side's words that are forms of `word` (the word itself included) or closed compounds it starts or ends.
+  const auto forms = [](const std::string& word, const SideWords& side, const Grouped& groups,
                         std::vector<std::uint32_t>& found) {
     found.clear();
     if (word.size() < kStemPrefix) {
@@ -124,10 +130,20 @@ std::vector<std::uint64_t> seed_stem_pairs(
       if (same != side.ids.end()) found.push_back(same->second);
       return;
     }
-    const auto candidates = groups.find(std::string_view(word).substr(0, kStemPrefix));
-    if (candidates == groups.end()) return;
-    for (const std::uint32_t id : candidates->second)
-      if (same_stem(word, side.words[id])) found.push_back(id);
+    const std::string_view key(word);
+    const auto first = groups.first.find(key.substr(0, kStemPrefix));
+    if (first != groups.first.end()) {
+      for (const std::uint32_t id : first->second)
+        if (same_stem(word, side.words[id]) || compound_member(word, side.words[id])) found.push_back(id);
+    }
+    const auto last = groups.last.find(key.substr(key.size() - kStemPrefix));
+    if (last != groups.last.end()) {
+      for (const std::uint32_t id : last->second) {
+        const std::string_view other = side.words[id];
+        // Those starting with `word` as well were found above.
+        if (compound_member(word, other) && other.compare(0, word.size(), word) != 0) found.push_back(id);
+      }
+    }
   };
   std::vector<std::uint64_t> pairs;
   std::vector<std::uint32_t> source_forms, target_forms;
@@ -267,6 +283,12 @@ bool same_stem(std::string_view a, std::string_view b) {
   while (common < a.size() && common < b.size() && a[common] == b[common]) ++common;
   return common >= kStemPrefix &&
          static_cast<double>(common) >= kStemShare * static_cast<double>(std::max(a.size(), b.size()));
+}
+
+bool compound_member(std::string_view part, std::string_view word) {
+  if (part.size() < kStemPrefix || word.size() < part.size() + kStemPrefix) return false;
+  return word.compare(0, part.size(), part) == 0 ||
+         word.compare(word.size() - part.size(), part.size(), part) == 0;
 }
 
 void add_compositional_evidence(const TermList& source_terms, const TermList& target_terms,

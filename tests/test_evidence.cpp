@@ -63,6 +63,19 @@ TEST_CASE("forms of one word share a stem: a long common prefix, never a short o
     CHECK(same_stem(a, b) == same_stem(b, a));
 }
 
+TEST_CASE("a word is a member of a closed compound it starts or ends, with a long enough rest", "[evidence]") {
+  CHECK(compound_member("datei", "dateiformat"));
+  CHECK(compound_member("format", "dateiformat"));
+  CHECK(compound_member("data", "database"));
+  CHECK(compound_member("zeitung", "zeitungspapier"));  // a linking -s stays with the rest
+  CHECK(compound_member("файл", "файлменеджер"));       // bytes: any script
+  CHECK_FALSE(compound_member("table", "tableau"));     // a rest of 2 bytes is an ending, not a word
+  CHECK_FALSE(compound_member("form", "format"));
+  CHECK_FALSE(compound_member("ei", "dateiformat"));    // too short to say
+  CHECK_FALSE(compound_member("teif", "dateiformat"));  // inside, not at an edge
+  CHECK_FALSE(compound_member("dateiformat", "dateiformat"));
+}
+
 namespace {
 // Words with orthogonal unit vectors, one axis each, in `dim` dimensions.
 Embeddings axis_embeddings(const std::vector<std::string>& words, int dim) {
@@ -74,30 +87,39 @@ Embeddings axis_embeddings(const std::vector<std::string>& words, int dim) {
 }
 
 using termalign_tests::term_list;
-}  // namespace
 
-TEST_CASE("a word of many terms weighs less in the word-level evidence than a word of one term", "[evidence]") {
-  // `file menu` against `menu de fichier` and `menu rouge fichier`: both have one target word without a partner,
-  // `de` (in three of the four target terms) or `rouge` (in one). Counted alike, the two candidates would tie.
-  const Embeddings source = axis_embeddings({"file", "menu", "list"}, 6);
-  const Embeddings target = axis_embeddings({"fichier", "menu", "liste", "de", "rouge", "aide"}, 6);
+// The compositional evidence of the first source term against each target term, in a space where every word of
+// the two vocabularies is an axis of its own and the map is the identity.
+CandidateEvidence first_source_evidence(const std::vector<std::string>& source_words,
+                                        const std::vector<std::string>& target_words, const PairList& seed,
+                                        const TermList& source_terms, const TermList& target_terms) {
+  const int dim = static_cast<int>(std::max(source_words.size(), target_words.size()));
+  const Embeddings source = axis_embeddings(source_words, dim), target = axis_embeddings(target_words, dim);
   const Normalizer none{Normalization::none, {}};
   const TermComposer source_composer(source, none, CompositionOptions{});
   const TermComposer target_composer(target, none, CompositionOptions{});
   Mapping mapping;
-  mapping.source_transform = mapping.target_transform = Matrix::Identity(6, 6);
-  PairList seed;
-  seed.pairs = {{"file", "fichier"}, {"list", "liste"}};
-  const TermList source_terms = term_list({"file menu", "list"});
-  const TermList target_terms =
-      term_list({"menu de fichier", "menu rouge fichier", "liste de menu", "aide de liste"});
+  mapping.source_transform = mapping.target_transform = Matrix::Identity(dim, dim);
   CandidateEvidence evidence;
-  for (const std::uint32_t target_term : {0u, 1u, 2u, 3u}) {
+  for (std::uint32_t target_term = 0; target_term < target_terms.size(); ++target_term) {
     evidence.source.push_back(0);
     evidence.target.push_back(target_term);
   }
   add_compositional_evidence(source_terms, target_terms, source_composer, target_composer, mapping, seed, 1,
                              evidence);
+  return evidence;
+}
+}  // namespace
+
+TEST_CASE("a word of many terms weighs less in the word-level evidence than a word of one term", "[evidence]") {
+  // `file menu` against `menu de fichier` and `menu rouge fichier`: both have one target word without a partner,
+  // `de` (in three of the four target terms) or `rouge` (in one). Counted alike, the two candidates would tie.
+  PairList seed;
+  seed.pairs = {{"file", "fichier"}, {"list", "liste"}};
+  const CandidateEvidence evidence = first_source_evidence(
+      {"file", "menu", "list"}, {"fichier", "menu", "liste", "de", "rouge", "aide"}, seed,
+      term_list({"file menu", "list"}),
+      term_list({"menu de fichier", "menu rouge fichier", "liste de menu", "aide de liste"}));
   // (translated_share is 1 for both: `de` and `rouge` have a nearest met word, at cosine 0, as every word has.)
   for (const auto* column : {&evidence.seed_share, &evidence.one_to_one, &evidence.word_alignment}) {
     REQUIRE(column->size() == 4);
@@ -106,4 +128,21 @@ TEST_CASE("a word of many terms weighs less in the word-level evidence than a wo
     CHECK((*column)[1] > 0.0f);
   }
   CHECK(evidence.edge_agreement[0] == 1.0f);
+}
+
+TEST_CASE("seed translations found as members of a closed compound count as partners, not as conflicts",
+          "[evidence]") {
+  // `file format` against the German compound `dateiformat` (`datei` + `format`) and against `dateiname`
+  // (`datei` + `name`): the seed pairs file/datei and format/format are both in the first, one in the second.
+  PairList seed;
+  seed.pairs = {{"file", "Datei"}, {"format", "Format"}};  // the seed's case, as in xling-eval's German lists
+  const CandidateEvidence evidence =
+      first_source_evidence({"file", "format"}, {"dateiformat", "dateiname", "format", "datei"}, seed,
+                            term_list({"file format"}), term_list({"dateiformat", "dateiname", "format"}));
+  CHECK(evidence.seed_share[0] == Approx(1.0));  // every word of both terms has its partner
+  CHECK(evidence.seed_conflict[0] == Approx(0.0));
+  CHECK(evidence.seed_share[1] > 0.0f);  // `file` in `dateiname`
+  CHECK(evidence.seed_share[1] < evidence.seed_share[0]);
+  CHECK(evidence.seed_conflict[1] > 0.0f);  // `format` is a seed word, missing from `dateiname`
+  CHECK(evidence.seed_conflict[2] > 0.0f);  // `file` is missing from `format`
 }
