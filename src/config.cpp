@@ -415,6 +415,26 @@ void set_option_text(AlignConfig& config, const std::string& name, const std::st
   }
 }
 
+std::string option_type_name(const std::string& name) {
+  const AlignConfig config;
+  std::string type;
+  visit_option(config, name, [&](const std::string&, const std::string&, const auto& field) {
+    using Field = std::decay_t<decltype(field)>;
+    if constexpr (std::is_same_v<Field, bool>) {
+      type = "BOOLEAN";
+    } else if constexpr (std::is_floating_point_v<Field>) {
+      type = "FLOAT";
+    } else if constexpr (std::is_integral_v<Field>) {
+      type = std::is_unsigned_v<Field> ? "UINT" : "INT";
+    } else if constexpr (std::is_same_v<Field, std::string>) {
+      type = "TEXT";
+    } else {
+      type = "ENUM";
+    }
+  });
+  return type;
+}
+
 std::string option_text(const AlignConfig& config, const std::string& name) {
   std::string text;
   visit_option(config, name, [&](const std::string&, const std::string&, const auto& field) {

@@ -158,6 +158,9 @@ void set_option(AlignConfig& config, const std::string& name, const OptionValue&
 void set_option_text(AlignConfig& config, const std::string& name, const std::string& text);
 // An option's value as text (as set_option_text reads it): what --help shows as the default.
 std::string option_text(const AlignConfig& config, const std::string& name);
+// The kind of value an option takes, as --help names it: BOOLEAN, UINT, INT, FLOAT, TEXT (a path or a name) or
+// ENUM (one of the names its help lists).
+std::string option_type_name(const std::string& name);
 
 const char* to_string(Normalization normalization);
 const char* to_string(Neighbourhood neighbourhood);

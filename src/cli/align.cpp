@@ -115,8 +115,9 @@ std::shared_ptr<AlignOptions> AlignOptions::add(CLI::App* command, bool with_out
     }
     // The values live in the map: its nodes do not move as it grows.
     std::string& value = a.values[name.flag];
-    CLI::Option* parsed =
-        command->add_option("--" + name.flag, value, help->second)->default_str(option_text(defaults, name.flag));
+    CLI::Option* parsed = command->add_option("--" + name.flag, value, help->second)
+                              ->default_str(option_text(defaults, name.flag))
+                              ->type_name(option_type_name(name.flag));
     a.given.emplace_back(name.flag, parsed);
   }
   return state;
