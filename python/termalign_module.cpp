@@ -21,7 +21,9 @@
 #include "termalign/lexicon.h"
 #include "termalign/logging.h"
 #include "termalign/mapping.h"
+#include "termalign/reranker.h"
 #include "termalign/scoring.h"
+#include "termalign/training.h"
 
 namespace py = pybind11;
 using namespace termalign;
@@ -105,12 +107,14 @@ void apply_keywords(AlignConfig& config, const py::kwargs& options) {
 }
 
 // The configuration file (when given), then the keywords over it, then a --data-dir's files.
-AlignConfig make_config(const py::object& config, const py::kwargs& options) {
+// `dataset_gold`, when given, receives the gold of a data_dir that holds one.
+AlignConfig make_config(const py::object& config, const py::kwargs& options, std::string* dataset_gold = nullptr) {
   AlignConfig resolved;
   if (!config.is_none())
     load_config(py::module_::import("os").attr("fspath")(config).cast<std::string>(), resolved);
   apply_keywords(resolved, options);
-  resolve_dataset(resolved);
+  const std::string gold = resolve_dataset(resolved);
+  if (dataset_gold) *dataset_gold = gold;
   return resolved;
 }
 
@@ -294,6 +298,66 @@ PYBIND11_MODULE(termalign, m) {
       py::arg("ignore_oov") = false,
       "Scores a ranked list against the gold (files, or lists of (source, target) pairs): the keys of "
       "`termalign evaluate --json`.");
+
+  m.def(
+      "train_reranker",
+      [](py::object gold, py::object config, std::size_t folds, std::uint32_t fold_seed,
+         const std::string& learner, int rounds, int max_depth, double eta, double l2, bool ablation,
+         py::kwargs options) {
+        std::string dataset_gold;
+        const AlignConfig resolved = make_config(config, options, &dataset_gold);
+        RerankerTrainingOptions training;
+        training.gold =
+            gold.is_none() ? dataset_gold : py::module_::import("os").attr("fspath")(gold).cast<std::string>();
+        if (training.gold.empty())
+          throw_usage_error("train_reranker needs the gold: gold=, or a data_dir that holds one.");
+        training.folds = folds;
+        training.seed = fold_seed;
+        training.learner = learner;
+        training.trees.rounds = rounds;
+        training.trees.max_depth = max_depth;
+        training.trees.eta = eta;
+        training.l2 = l2;
+        training.ablation = ablation;
+        follow_python_level();
+        RerankerTrainingResult result;
+        std::string model;
+        {
+          py::gil_scoped_release release;
+          result = train_reranker(resolved, training);
+          model = format_reranker(result.model);
+        }
+        py::dict learners, groups;
+        for (const auto& [name, ap] : result.learners) learners[py::str(name)] = ap;
+        for (const AblationRow& row : result.ablation) groups[py::str(row.group)] = row.cross_validated_ap;
+        py::list held_out(result.held_out.size());
+        for (std::size_t i = 0; i < result.held_out.size(); ++i) {
+          const HeldOutScore& row = result.held_out[i];
+          held_out[i] = py::make_tuple(row.source, row.target, row.gold, row.fold, row.score);
+        }
+        py::dict out;
+        out["model"] = model;
+        out["learner"] = to_string(result.model.learner);
+        out["cross_validated_ap"] = result.cross_validated_ap;
+        out["learners"] = learners;
+        out["without_group"] = groups;
+        out["candidates"] = result.candidates;
+        out["positives"] = result.positives;
+        out["gold_pairs"] = result.gold_pairs;
+        out["candidate_recall"] = result.candidate_recall;
+        out["csls_ap"] = result.csls_ap;
+        out["unsupervised_ap"] = result.unsupervised_ap;
+        out["held_out"] = held_out;
+        return out;
+      },
+      py::arg("gold") = py::none(), py::arg("config") = py::none(), py::arg("folds") = 2, py::arg("fold_seed") = 1,
+      py::arg("learner") = "auto", py::arg("rounds") = 150, py::arg("max_depth") = 4, py::arg("eta") = 0.1,
+      py::arg("l2") = 1.0, py::arg("ablation") = false,
+      "Trains a re-ranker as `termalign train-reranker` does: a dict with the model's text (`model`, for a file "
+      "that align(reranker=path) reads), the cross-validated AP (`cross_validated_ap`, each learner's in "
+      "`learners`, each feature group's absence in `without_group` with ablation=True), the candidate recall, "
+      "and the cross-validated list `held_out` as (source, target, gold, fold, score) tuples, best first.\n"
+      "options: align's, as in align(); gold: the gold pairs' file, or the data_dir's.");
 
   py::class_<Aligner>(m, "Aligner",
                       "The align pipeline by stages, keeping the vectors it loaded for the runs after:\n"

@@ -229,3 +229,30 @@ def test_the_gil_is_released_during_the_work():
         pytest.skip("the alignment is too quick to tell")
     gaps = np.diff(ticks)
     assert len(ticks) > 5 and gaps.max() < span["seconds"] / 2
+
+
+def test_train_reranker_reports_its_cross_validated_list_and_its_model_aligns(tmp_path):
+    result = termalign.train_reranker(config=ROOT / "configs" / "sample.toml", learner="logistic", folds=3,
+                                      src_corpus="", tgt_corpus="", gold=GOLD)
+    assert result["learner"] == "logistic"
+    assert set(result["learners"]) == {"logistic"}
+    held_out = result["held_out"]
+    assert held_out and all(len(row) == 5 for row in held_out)
+    scores = [row[4] for row in held_out]
+    assert scores == sorted(scores, reverse=True)
+    assert sum(row[2] for row in held_out) == result["positives"]
+    # The list's AP, by the scorer, is the cross-validated AP reported.
+    report = termalign.evaluate(GOLD, [(row[0], row[1]) for row in held_out], SRC_TERMS, TGT_TERMS)
+    assert report["ap"] == pytest.approx(result["cross_validated_ap"], abs=1e-9)
+    assert 0 < result["candidate_recall"] <= 1
+    # The model text is a model file align reads.
+    model = tmp_path / "model.txt"
+    model.write_text(result["model"])
+    pairs = termalign.align(config=ROOT / "configs" / "sample.toml", src_corpus="", tgt_corpus="",
+                            reranker=str(model))
+    assert pairs and pairs[0][2] >= pairs[-1][2]
+
+
+def test_train_reranker_needs_a_gold():
+    with pytest.raises(termalign.UsageError, match="needs the gold"):
+        termalign.train_reranker(config=ROOT / "configs" / "sample.toml", learner="logistic")
