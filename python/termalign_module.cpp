@@ -299,6 +299,7 @@ PYBIND11_MODULE(termalign, m) {
       "Scores a ranked list against the gold (files, or lists of (source, target) pairs): the keys of "
       "`termalign evaluate --json`.");
 
+  const RerankerTrainingOptions kTrainingDefaults;
   m.def(
       "train_reranker",
       [](py::object gold, py::object config, std::size_t folds, std::uint32_t fold_seed,
@@ -350,9 +351,12 @@ PYBIND11_MODULE(termalign, m) {
         out["held_out"] = held_out;
         return out;
       },
-      py::arg("gold") = py::none(), py::arg("config") = py::none(), py::arg("folds") = 2, py::arg("fold_seed") = 1,
-      py::arg("learner") = "auto", py::arg("rounds") = 150, py::arg("max_depth") = 4, py::arg("eta") = 0.1,
-      py::arg("l2") = 1.0, py::arg("ablation") = false,
+      // The defaults are the library's (and the CLI's).
+      py::arg("gold") = py::none(), py::arg("config") = py::none(), py::arg("folds") = kTrainingDefaults.folds,
+      py::arg("fold_seed") = kTrainingDefaults.seed, py::arg("learner") = kTrainingDefaults.learner,
+      py::arg("rounds") = kTrainingDefaults.trees.rounds, py::arg("max_depth") = kTrainingDefaults.trees.max_depth,
+      py::arg("eta") = kTrainingDefaults.trees.eta, py::arg("l2") = kTrainingDefaults.l2,
+      py::arg("ablation") = kTrainingDefaults.ablation,
       "Trains a re-ranker as `termalign train-reranker` does: a dict with the model's text (`model`, for a file "
       "that align(reranker=path) reads), the cross-validated AP (`cross_validated_ap`, each learner's in "
       "`learners`, each feature group's absence in `without_group` with ablation=True), the candidate recall, "

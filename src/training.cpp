@@ -97,9 +97,10 @@ RerankerTrainingResult train_reranker(const AlignConfig& config, const RerankerT
       (fold_of[evidence.source[i]] == fold ? test_rows : train_rows)[fold].push_back(i);
     }
   }
-  Eigen::VectorXd held_out(static_cast<Eigen::Index>(evidence.size())), chosen_held_out;
-  const auto cross_validated = [&](Learner learner, const std::vector<std::string>& names) {
+  // Every candidate's score by the model of the folds that did not hold its source term.
+  const auto held_out_scores = [&](Learner learner, const std::vector<std::string>& names) {
     const Matrix x = table.select(names, "(training)");
+    Eigen::VectorXd held_out(static_cast<Eigen::Index>(evidence.size()));
     for (std::uint32_t fold = 0; fold < options.folds; ++fold) {
       std::vector<std::uint8_t> fold_labels;
       for (const std::size_t i : train_rows[fold]) fold_labels.push_back(labels[i]);
@@ -108,19 +109,21 @@ RerankerTrainingResult train_reranker(const AlignConfig& config, const RerankerT
       for (std::size_t i = 0; i < test_rows[fold].size(); ++i)
         held_out(static_cast<Eigen::Index>(test_rows[fold][i])) = scores(static_cast<Eigen::Index>(i));
     }
-    return ranked_ap(candidates, held_out, gold);
+    return held_out;
   };
 
   Learner chosen = learners.front();
+  Eigen::VectorXd chosen_held_out;
   result.cross_validated_ap = -1;
   for (const Learner learner : learners) {
-    const double ap = cross_validated(learner, table.names);
+    Eigen::VectorXd held_out = held_out_scores(learner, table.names);
+    const double ap = ranked_ap(candidates, held_out, gold);
     result.learners.emplace_back(to_string(learner), ap);
     logger().info("re-ranker {}: {}-fold cross-validated AP {:.4f}", to_string(learner), options.folds, ap);
     if (ap > result.cross_validated_ap) {
       result.cross_validated_ap = ap;
       chosen = learner;
-      chosen_held_out = held_out;
+      chosen_held_out = std::move(held_out);
     }
   }
   for (const RankedIndex& pair : rank_candidate_indices(candidates, chosen_held_out, threads)) {
@@ -140,7 +143,7 @@ RerankerTrainingResult train_reranker(const AlignConfig& config, const RerankerT
       for (const std::string& name : table.names)
         if (feature_group(name) != group) kept.push_back(name);
       if (kept.empty()) continue;
-      const double ap = cross_validated(chosen, kept);
+      const double ap = ranked_ap(candidates, held_out_scores(chosen, kept), gold);
       result.ablation.push_back({group, table.names.size() - kept.size(), ap});
       logger().info("re-ranker without the {} features: cross-validated AP {:.4f}", group, ap);
     }
