@@ -303,8 +303,8 @@ PYBIND11_MODULE(termalign, m) {
   m.def(
       "train_reranker",
       [](py::object gold, py::object config, std::size_t folds, std::uint32_t fold_seed,
-         const std::string& learner, int rounds, int max_depth, double eta, double l2, bool ablation,
-         py::kwargs options) {
+         const std::string& learner, std::size_t stages, int rounds, int max_depth, double eta, double l2,
+         bool ablation, py::kwargs options) {
         std::string dataset_gold;
         const AlignConfig resolved = make_config(config, options, &dataset_gold);
         RerankerTrainingOptions training;
@@ -315,6 +315,7 @@ PYBIND11_MODULE(termalign, m) {
         training.folds = folds;
         training.seed = fold_seed;
         training.learner = learner;
+        training.stages = stages;
         training.trees.rounds = rounds;
         training.trees.max_depth = max_depth;
         training.trees.eta = eta;
@@ -339,7 +340,9 @@ PYBIND11_MODULE(termalign, m) {
         py::dict out;
         out["model"] = model;
         out["learner"] = to_string(result.model.learner);
+        out["stages"] = result.model.stages();
         out["cross_validated_ap"] = result.cross_validated_ap;
+        out["one_stage_ap"] = result.one_stage_ap;
         out["learners"] = learners;
         out["without_group"] = groups;
         out["candidates"] = result.candidates;
@@ -354,12 +357,13 @@ PYBIND11_MODULE(termalign, m) {
       // The defaults are the library's (and the CLI's).
       py::arg("gold") = py::none(), py::arg("config") = py::none(), py::arg("folds") = kTrainingDefaults.folds,
       py::arg("fold_seed") = kTrainingDefaults.seed, py::arg("learner") = kTrainingDefaults.learner,
-      py::arg("rounds") = kTrainingDefaults.trees.rounds, py::arg("max_depth") = kTrainingDefaults.trees.max_depth,
-      py::arg("eta") = kTrainingDefaults.trees.eta, py::arg("l2") = kTrainingDefaults.l2,
-      py::arg("ablation") = kTrainingDefaults.ablation,
+      py::arg("stages") = kTrainingDefaults.stages, py::arg("rounds") = kTrainingDefaults.trees.rounds,
+      py::arg("max_depth") = kTrainingDefaults.trees.max_depth, py::arg("eta") = kTrainingDefaults.trees.eta,
+      py::arg("l2") = kTrainingDefaults.l2, py::arg("ablation") = kTrainingDefaults.ablation,
       "Trains a re-ranker as `termalign train-reranker` does: a dict with the model's text (`model`, for a file "
-      "that align(reranker=path) reads), the cross-validated AP (`cross_validated_ap`, each learner's in "
-      "`learners`, each feature group's absence in `without_group` with ablation=True), the candidate recall, "
+      "that align(reranker=path) reads), the cross-validated AP (`cross_validated_ap`; its first stage's alone in "
+      "`one_stage_ap`; each learner's in `learners`, each feature group's absence in `without_group` with "
+      "ablation=True), the candidate recall, "
       "and the cross-validated list `held_out` as (source, target, gold, fold, score) tuples, best first.\n"
       "options: align's, as in align(); gold: the gold pairs' file, or the data_dir's.");
 

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Trains the bundled re-ranker models on ../shared/data/enfr/train (the shipped recipe: `train-reranker` with its
-# default options, the learner chosen by 2-fold cross-validated AP over source terms) and writes the
+# default options: the learner chosen by 2-fold cross-validated AP over source terms, in two stages) and writes the
 # cross-validated figures, with each feature group left out in turn:
 #   models/reranker-enfr.txt         without corpora (the fallback of runs without --src-corpus/--tgt-corpus)
 #   models/reranker-enfr-corpus.txt  with the corpora's evidence
@@ -24,8 +24,9 @@ trap 'rm -rf "$scratch"' EXIT
   echo
   echo "Written by \`scripts/train_models.sh\` on enfr/train (en.bin, fr.bin; 2 folds over source terms, fold seed 1)."
   echo "Each figure is the AP of all candidates ranked together, each source term scored by a model trained on"
-  echo "the other fold. The learners' rows use every feature; the ablation rows leave one group out with the"
-  echo "chosen learner."
+  echo "the other fold. The learners' rows are one stage with every feature. The shipped model is the chosen"
+  echo "learner in two stages (the second reads the first's cross-validated scores; docs/accuracy.md); the ablation"
+  echo "rows leave one group out of both stages."
   echo
   echo "## Without corpora (models/reranker-enfr.txt)"
   echo

@@ -39,9 +39,12 @@ std::string format_explanation(const CandidateSet& candidates, const std::vector
   Reranker model;
   Matrix features, contributions;
   if (reranked) {
-    const FeatureTable table = candidate_feature_table(evidence);
+    const int threads = config.scoring.threads;
+    const FeatureTable table = candidate_feature_table(evidence, threads);
     model = configured_reranker(config.input.reranker, table);
-    features = table.select(model.features, reranker_origin(config.input.reranker, table));
+    const std::string origin = reranker_origin(config.input.reranker, table);
+    // A two-stage model: its second stage's inputs (with the first stage's columns) and contributions.
+    features = with_stage_features(model, evidence, table, origin, threads).select(model.features, origin);
     contributions = model.contributions(features, config.scoring.threads);
   }
   fmt::memory_buffer out;

@@ -27,6 +27,8 @@ namespace {
 
 constexpr const char* kLogisticHeader = "termalign-reranker 1";
 constexpr const char* kTreesHeader = "termalign-reranker-trees 1";
+constexpr const char* kStagesHeader = "termalign-reranker-stages 2";
+constexpr const char* kSecondStageLine = "second stage";
 
 // The blocks of rows that a table of `rows` rows is filled in, on the threads.
 constexpr std::size_t kRowBlock = 65536;
@@ -206,6 +208,28 @@ void add_rank_features(TableBuilder& table, const std::string& prefix, const std
   table.add_by_row(prefix + "_" + group_name + "_rank", [stats](std::size_t i) { return 1.0f / stats->rank[i]; });
 }
 
+// The first stage's columns (stage_feature_names), from its scores of every candidate.
+void add_stage_columns(TableBuilder& table, const CandidateEvidence& evidence, const Eigen::VectorXd& first_scores,
+                       int threads) {
+  TERMALIGN_CHECK(static_cast<std::size_t>(first_scores.size()) == evidence.size(), "one score per candidate");
+  auto scores = std::make_shared<std::vector<float>>(evidence.size());
+  for (std::size_t i = 0; i < scores->size(); ++i)
+    (*scores)[i] = static_cast<float>(first_scores(Eigen::Index(i)));
+  table.add_by_row("stage1_score", [scores](std::size_t i) { return (*scores)[i]; });
+  for (const auto& [group, name] :
+       {std::pair{&evidence.source, "source"}, std::pair{&evidence.target, "target"}}) {
+    auto stats = std::make_shared<const GroupStats>(group_stats(*group, *scores, threads));
+    table.add_by_row(std::string("stage1_") + name + "_rank",
+                     [stats](std::size_t i) { return 1.0f / stats->rank[i]; });
+    table.add_by_row(std::string("stage1_below_") + name + "_best",
+                     [stats, scores](std::size_t i) { return (*scores)[i] - stats->best_of(i); });
+    // Over the best other candidate: the runner-up for the best, the best for the others.
+    table.add_by_row(std::string("stage1_above_") + name + "_other", [stats, scores](std::size_t i) {
+      return (*scores)[i] - (stats->rank[i] == 1 ? stats->second_of(i) : stats->best_of(i));
+    });
+  }
+}
+
 // The model's scores of rows [0, n), `block` (> 0) rows at a time (at least one block, so that an empty run still
 // checks the model's columns): columns(first, end) gives the model's columns of those rows. Neither the model's
 // columns of millions of candidates nor XGBoost's copy of them is held whole.
@@ -238,13 +262,15 @@ Matrix FeatureTable::select(const std::vector<std::string>& wanted, const std::s
     const auto found = std::find(names.begin(), names.end(), wanted[j]);
     if (found == names.end()) {
       const std::string group = feature_group(wanted[j]);
-      throw_input_error(origin, 0,
-                        "the model uses the feature '" + wanted[j] + "', which this run does not compute" +
-                            (group.rfind("corpus", 0) == 0 ? " (it needs the corpora: --src-corpus, --tgt-corpus)"
-                                                           : std::string()) +
-                            "; use a model trained without it. Models trained before the similarities became "
-                            "run-relative (features such as 'csls', now 'csls_q') must be trained again with "
-                            "`termalign train-reranker`.");
+      throw_input_error(
+          origin, 0,
+          "the model uses the feature '" + wanted[j] + "', which this run does not compute" +
+              (group.rfind("corpus", 0) == 0 ? " (it needs the corpora: --src-corpus, --tgt-corpus)"
+               : group == "first-stage" ? " (a first stage's column: two-stage models score with score_candidates)"
+                                        : std::string()) +
+              "; use a model trained without it. Models trained before the similarities became "
+              "run-relative (features such as 'csls', now 'csls_q') must be trained again with "
+              "`termalign train-reranker`.");
     }
     column[j] = found - names.begin();
   }
@@ -265,6 +291,7 @@ std::string feature_group(const std::string& name) {
   if (name.rfind("comp_", 0) == 0) return "compositional";
   if (name.rfind("freq_", 0) == 0) return "corpus-frequency";
   if (name.rfind("context_", 0) == 0) return "corpus-context";
+  if (name.rfind("stage1_", 0) == 0) return "first-stage";
   return "base";
 }
 
@@ -280,6 +307,7 @@ class CandidateFeatures {
   CandidateFeatures& operator=(const CandidateFeatures&) = delete;
 
   const std::vector<std::string>& names() const { return table_.names(); }
+  const TableBuilder& builder() const { return table_; }
   FeatureTable rows(std::size_t first, std::size_t end) const { return table_.build(first, end); }
   FeatureTable all() const { return rows(0, table_.rows()); }
 
@@ -403,6 +431,60 @@ FeatureTable candidate_feature_table(const CandidateEvidence& evidence, int thre
   return CandidateFeatures(evidence, threads).all();
 }
 
+const std::vector<std::string>& stage_feature_names() {
+  static const std::vector<std::string> names = [] {
+    TableBuilder table(0, 1);
+    add_stage_columns(table, CandidateEvidence{}, Eigen::VectorXd(), 1);
+    return table.names();
+  }();
+  return names;
+}
+
+FeatureTable stage_feature_table(const CandidateEvidence& evidence, const Eigen::VectorXd& first_scores,
+                                 int threads) {
+  TableBuilder table(evidence.size(), threads);
+  add_stage_columns(table, evidence, first_scores, threads);
+  return table.build(0, evidence.size());
+}
+
+FeatureTable with_stage_features(const Reranker& model, const CandidateEvidence& evidence,
+                                 const FeatureTable& table, const std::string& origin, int threads) {
+  if (!model.first_stage) return table;
+  const FeatureTable stage =
+      stage_feature_table(evidence, model.first_stage->score(table, origin, threads), threads);
+  FeatureTable joined;
+  joined.names = table.names;
+  joined.names.insert(joined.names.end(), stage.names.begin(), stage.names.end());
+  joined.values.resize(table.values.rows(), table.values.cols() + stage.values.cols());
+  joined.values << table.values, stage.values;
+  return joined;
+}
+
+namespace {
+
+// score_candidates with the candidates' features computed.
+Eigen::VectorXd score_features(const Reranker& model, const CandidateFeatures& features,
+                               const CandidateEvidence& evidence, const std::string& origin, int threads) {
+  // A block of rows at a time: the block's table, the model's columns of it, and XGBoost's copy of them.
+  constexpr std::size_t kScoreBlock = std::size_t{1} << 18;
+  const auto score_table = [&](const Reranker& stage, const TableBuilder& table) {
+    return score_in_blocks(stage, evidence.size(), kScoreBlock, threads, [&](std::size_t first, std::size_t end) {
+      return table.build(first, end).select(stage.features, origin);
+    });
+  };
+  if (!model.first_stage) return score_table(model, features.builder());
+  TableBuilder both = features.builder();
+  add_stage_columns(both, evidence, score_table(*model.first_stage, features.builder()), threads);
+  return score_table(model, both);
+}
+
+}  // namespace
+
+Eigen::VectorXd score_candidates(const Reranker& model, const CandidateEvidence& evidence,
+                                 const std::string& origin, int threads) {
+  return score_features(model, CandidateFeatures(evidence, threads), evidence, origin, threads);
+}
+
 const char* to_string(Learner learner) {
   switch (learner) {
     case Learner::logistic:
@@ -501,6 +583,12 @@ Reranker train_logistic(const Matrix& features_matrix, const std::vector<std::st
 }
 
 std::string format_reranker(const Reranker& model) {
+  if (model.first_stage) {
+    Reranker second = model;
+    second.first_stage.reset();
+    return std::string(kStagesHeader) + "\n" + format_reranker(*model.first_stage) + kSecondStageLine + "\n" +
+           format_reranker(second);
+  }
   if (model.learner != Learner::logistic) {
     std::string text = std::string(kTreesHeader) + "\nlearner " + to_string(model.learner) + "\nfeatures";
     for (const std::string& name : model.features) text += " " + name;
@@ -527,7 +615,26 @@ Reranker parse_reranker(const std::string& text, const std::string& origin) {
   std::istringstream stream(text);
   std::string line;
   Reranker model;
-  if (std::getline(stream, line) && line == kTreesHeader) {
+  if (std::getline(stream, line) && line == kStagesHeader) {
+    const std::string marker = std::string("\n") + kSecondStageLine + "\n";
+    const std::size_t first_begin = line.size() + 1, split = text.find(marker, first_begin);
+    if (split == std::string::npos) {
+      throw_input_error(
+          origin, 0, std::string("a two-stage model needs a line '") + kSecondStageLine + "' between its stages.");
+    }
+    const std::size_t first_line = 2;
+    const std::size_t second_line =
+        first_line + 1 +
+        static_cast<std::size_t>(std::count(text.begin() + first_begin, text.begin() + split + 1, '\n'));
+    const std::string at_first = origin + " (first stage, from line " + std::to_string(first_line) + ")";
+    const std::string at_second = origin + " (second stage, from line " + std::to_string(second_line) + ")";
+    Reranker first = parse_reranker(text.substr(first_begin, split + 1 - first_begin), at_first);
+    model = parse_reranker(text.substr(split + marker.size()), at_second);
+    if (first.first_stage || model.first_stage) throw_input_error(origin, 0, "a model has at most two stages.");
+    model.first_stage = std::make_shared<const Reranker>(std::move(first));
+    return model;
+  }
+  if (line == kTreesHeader) {
     std::string word, name;
     if (!std::getline(stream, line) || !(std::istringstream(line) >> word >> name) || word != "learner") {
       throw_input_error(origin, 2, "expected 'learner trees' or 'learner ranking'.");
@@ -615,13 +722,9 @@ Eigen::VectorXd rerank(const CandidateEvidence& evidence, const AlignConfig& con
   const CandidateFeatures features(evidence, threads);
   const Reranker model = model_of(config.input.reranker, features.names());
   const std::string origin = origin_of(config.input.reranker, features.names());
-  logger().info("re-ranking {} candidates with {} ({}, {} features)", evidence.size(), origin,
-                to_string(model.learner), model.features.size());
-  // A block of rows at a time: the block's table, the model's columns of it, and XGBoost's copy of them.
-  return score_in_blocks(model, evidence.size(), std::size_t{1} << 18, threads,
-                         [&](std::size_t first, std::size_t end) {
-                           return features.rows(first, end).select(model.features, origin);
-                         });
+  logger().info("re-ranking {} candidates with {} ({}, {} stage{}, {} features)", evidence.size(), origin,
+                to_string(model.learner), model.stages(), model.stages() > 1 ? "s" : "", model.features.size());
+  return score_features(model, features, evidence, origin, threads);
 }
 
 }  // namespace termalign

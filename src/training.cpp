@@ -3,6 +3,7 @@
 #include <spdlog/fmt/fmt.h>
 
 #include <algorithm>
+#include <memory>
 #include <numeric>
 #include <random>
 #include <set>
@@ -51,6 +52,8 @@ Reranker fit(Learner learner, const Matrix& x, const std::vector<std::string>& n
 RerankerTrainingResult train_reranker(const AlignConfig& config, const RerankerTrainingOptions& options) {
   if (options.folds < 2)
     throw_usage_error("Cross-validation needs at least 2 folds (got " + std::to_string(options.folds) + ").");
+  if (options.stages != 1 && options.stages != 2)
+    throw_usage_error("A re-ranker has 1 or 2 stages (got " + std::to_string(options.stages) + ").");
   if (config.input.reranker != kDefaultReranker && config.input.reranker != kNoReranker) {
     throw_usage_error("A re-ranker is being trained: do not give one to apply (--reranker).");
   }
@@ -97,17 +100,60 @@ RerankerTrainingResult train_reranker(const AlignConfig& config, const RerankerT
       (fold_of[evidence.source[i]] == fold ? test_rows : train_rows)[fold].push_back(i);
     }
   }
-  // Every candidate's score by the model of the folds that did not hold its source term.
-  const auto held_out_scores = [&](Learner learner, const std::vector<std::string>& names) {
+  // A second stage learns from first-stage scores of rows the first stage did not see, as it meets them in
+  // `align`: within a training fold, those come from an inner split of its source terms in two.
+  std::vector<std::uint32_t> inner_fold_of(fold_of.size());
+  std::shuffle(order.begin(), order.end(), std::mt19937(options.seed + 1));
+  for (std::size_t i = 0; i < order.size(); ++i) inner_fold_of[order[i]] = static_cast<std::uint32_t>(i % 2);
+  const auto labels_of = [&](const std::vector<std::size_t>& rows) {
+    std::vector<std::uint8_t> selected;
+    for (const std::size_t i : rows) selected.push_back(labels[i]);
+    return selected;
+  };
+  // Fits on `fit_rows` and writes the scores of `score_rows` into `scores`.
+  const auto fit_and_score = [&](Learner learner, const Matrix& x, const std::vector<std::string>& names,
+                                 const std::vector<std::size_t>& fit_rows,
+                                 const std::vector<std::size_t>& score_rows, Eigen::VectorXd& scores) {
+    const Reranker model = fit(learner, select_rows(x, fit_rows), names, labels_of(fit_rows), options, threads);
+    const Eigen::VectorXd part = model.score(select_rows(x, score_rows), threads);
+    for (std::size_t i = 0; i < score_rows.size(); ++i)
+      scores(static_cast<Eigen::Index>(score_rows[i])) = part(static_cast<Eigen::Index>(i));
+  };
+  // The features `names` with the first stage's columns computed from `first_scores` (a score for every row).
+  std::vector<std::string> stage_names;
+  const auto with_stage = [&](const Matrix& x, const std::vector<std::string>& names,
+                              const Eigen::VectorXd& first_scores) {
+    const FeatureTable stage = stage_feature_table(evidence, first_scores, threads);
+    stage_names = names;
+    stage_names.insert(stage_names.end(), stage.names.begin(), stage.names.end());
+    Matrix joined(x.rows(), x.cols() + stage.values.cols());
+    joined << x, stage.values;
+    return joined;
+  };
+  // Every candidate's score by the model (of `stages` stages) of the folds that did not hold its source term.
+  const auto held_out_scores = [&](Learner learner, const std::vector<std::string>& names, std::size_t stages) {
     const Matrix x = table.select(names, "(training)");
     Eigen::VectorXd held_out(static_cast<Eigen::Index>(evidence.size()));
     for (std::uint32_t fold = 0; fold < options.folds; ++fold) {
-      std::vector<std::uint8_t> fold_labels;
-      for (const std::size_t i : train_rows[fold]) fold_labels.push_back(labels[i]);
-      const Reranker model = fit(learner, select_rows(x, train_rows[fold]), names, fold_labels, options, threads);
-      const Eigen::VectorXd scores = model.score(select_rows(x, test_rows[fold]), threads);
-      for (std::size_t i = 0; i < test_rows[fold].size(); ++i)
-        held_out(static_cast<Eigen::Index>(test_rows[fold][i])) = scores(static_cast<Eigen::Index>(i));
+      if (stages == 1) {
+        fit_and_score(learner, x, names, train_rows[fold], test_rows[fold], held_out);
+        continue;
+      }
+      // First-stage scores: the test fold's by the training fold's model, the training fold's by inner folds.
+      Eigen::VectorXd first(static_cast<Eigen::Index>(evidence.size()));
+      fit_and_score(learner, x, names, train_rows[fold], test_rows[fold], first);
+      for (std::uint32_t inner = 0; inner < 2; ++inner) {
+        std::vector<std::size_t> fit_rows, score_rows;
+        for (const std::size_t i : train_rows[fold])
+          (inner_fold_of[evidence.source[i]] == inner ? score_rows : fit_rows).push_back(i);
+        if (fit_rows.empty()) {  // a training fold of one source term: nothing to learn its scores from
+          for (const std::size_t i : score_rows) first(static_cast<Eigen::Index>(i)) = 0;
+        } else if (!score_rows.empty()) {
+          fit_and_score(learner, x, names, fit_rows, score_rows, first);
+        }
+      }
+      const Matrix x2 = with_stage(x, names, first);
+      fit_and_score(learner, x2, stage_names, train_rows[fold], test_rows[fold], held_out);
     }
     return held_out;
   };
@@ -116,7 +162,7 @@ RerankerTrainingResult train_reranker(const AlignConfig& config, const RerankerT
   Eigen::VectorXd chosen_held_out;
   result.cross_validated_ap = -1;
   for (const Learner learner : learners) {
-    Eigen::VectorXd held_out = held_out_scores(learner, table.names);
+    Eigen::VectorXd held_out = held_out_scores(learner, table.names, 1);
     const double ap = ranked_ap(candidates, held_out, gold);
     result.learners.emplace_back(to_string(learner), ap);
     logger().info("re-ranker {}: {}-fold cross-validated AP {:.4f}", to_string(learner), options.folds, ap);
@@ -125,6 +171,15 @@ RerankerTrainingResult train_reranker(const AlignConfig& config, const RerankerT
       chosen = learner;
       chosen_held_out = std::move(held_out);
     }
+  }
+  // The first stage's cross-validated scores: what its second stage learns from.
+  const Eigen::VectorXd first_stage_held_out = chosen_held_out;
+  result.one_stage_ap = result.cross_validated_ap;
+  if (options.stages == 2) {
+    chosen_held_out = held_out_scores(chosen, table.names, 2);
+    result.cross_validated_ap = ranked_ap(candidates, chosen_held_out, gold);
+    logger().info("re-ranker {}, two stages: {}-fold cross-validated AP {:.4f}", to_string(chosen), options.folds,
+                  result.cross_validated_ap);
   }
   for (const RankedIndex& pair : rank_candidate_indices(candidates, chosen_held_out, threads)) {
     const std::string& source = candidates.source_terms.terms[pair.source];
@@ -143,7 +198,7 @@ RerankerTrainingResult train_reranker(const AlignConfig& config, const RerankerT
       for (const std::string& name : table.names)
         if (feature_group(name) != group) kept.push_back(name);
       if (kept.empty()) continue;
-      const double ap = ranked_ap(candidates, held_out_scores(chosen, kept), gold);
+      const double ap = ranked_ap(candidates, held_out_scores(chosen, kept, options.stages), gold);
       result.ablation.push_back({group, table.names.size() - kept.size(), ap});
       logger().info("re-ranker without the {} features: cross-validated AP {:.4f}", group, ap);
     }
@@ -153,6 +208,12 @@ RerankerTrainingResult train_reranker(const AlignConfig& config, const RerankerT
   result.csls_ap = ranked_ap(candidates, csls_scores, gold);
   result.unsupervised_ap = ranked_ap(candidates, candidate_scores(candidates, unsupervised), gold);
   result.model = fit(chosen, table.values, table.names, labels, options, threads);
+  if (options.stages == 2) {
+    auto first_stage = std::make_shared<const Reranker>(std::move(result.model));
+    result.model = fit(chosen, with_stage(table.values, table.names, first_stage_held_out), stage_names, labels,
+                       options, threads);
+    result.model.first_stage = std::move(first_stage);
+  }
   logger().info(
       "re-ranker: {} candidates, {} of {} gold pairs among them (recall {:.4f}); AP by CSLS {:.4f}, unsupervised "
       "{:.4f}, {}-fold cross-validated AP {:.4f} ({})",
@@ -176,9 +237,13 @@ std::string format_training_report(const RerankerTrainingResult& result, std::si
   text += fmt::format("| unsupervised score (CSLS + orthographic bonus), same candidates | {:.4f} |\n",
                       result.unsupervised_ap);
   for (const auto& [learner, ap] : result.learners) text += fmt::format("| learner {} | {:.4f} |\n", learner, ap);
+  const std::string chosen = to_string(result.model.learner);
+  const std::string stages = result.model.stages() == 2 ? ", two stages" : "";
+  if (result.model.stages() == 2)
+    text += fmt::format("| {}{} | {:.4f} |\n", chosen, stages, result.cross_validated_ap);
   for (const AblationRow& row : result.ablation) {
-    text += fmt::format("| {} without the {} features ({}) | {:.4f} |\n", to_string(result.model.learner),
-                        row.group, row.features, row.cross_validated_ap);
+    text += fmt::format("| {}{} without the {} features ({}) | {:.4f} |\n", chosen, stages, row.group,
+                        row.features, row.cross_validated_ap);
   }
   text += fmt::format("\ncandidates: {}; gold pairs among them: {} of {} (candidate recall {:.4f})\n",
                       result.candidates, result.positives, result.gold_pairs, result.candidate_recall);

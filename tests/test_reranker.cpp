@@ -2,6 +2,7 @@
 #include <catch2/catch.hpp>
 #include <cmath>
 #include <map>
+#include <memory>
 #include <random>
 #include <string>
 #include <vector>
@@ -163,13 +164,20 @@ TEST_CASE("features do not change when a vector space scores on another scale", 
       if (evidence.csls[a] == evidence.csls[b]) CHECK(qa == qb);
     }
   }
-  // The bundled model reads this table; scored in blocks of 7 rows (a last block of 3), the scores are the same.
-  const Reranker model = bundled_reranker(false);
+  // The bundled model's first stage reads this table; scored in blocks of 7 rows (a last block of 3), the scores
+  // are the same.
+  const Reranker bundled = bundled_reranker(false);
+  REQUIRE(bundled.stages() == 2);
+  const Reranker& model = *bundled.first_stage;
   const Eigen::VectorXd whole = model.score(table, "bundled", 1);
   const Eigen::VectorXd blocks = model.score(table, "bundled", 2, 7);
   REQUIRE(blocks.size() == static_cast<Eigen::Index>(n));
   CHECK((whole - blocks).cwiseAbs().maxCoeff() == 0.0);
   CHECK(whole.maxCoeff() > whole.minCoeff());
+  // Both stages give the rescaled run the same scores: the first stage's columns are as scale-free as its inputs.
+  const Eigen::VectorXd both = score_candidates(bundled, evidence, "bundled", 2);
+  CHECK((both - score_candidates(bundled, rescaled, "bundled", 2)).cwiseAbs().maxCoeff() < 1e-4);
+  CHECK((both - whole).cwiseAbs().maxCoeff() > 0);  // the second stage changes them
 }
 
 TEST_CASE("feature ranks and quantiles agree with brute force, on any thread count", "[reranker]") {
@@ -242,6 +250,10 @@ TEST_CASE("train_reranker's held-out list is ranked, keeps each source term in o
   options.folds = 3;
   options.learner = "logistic";
   const RerankerTrainingResult result = train_reranker(config, options);
+  // Two stages by default: the first stage's cross-validated AP is reported beside the model's.
+  CHECK(result.model.stages() == 2);
+  CHECK(result.model.first_stage->features.size() + stage_feature_names().size() == result.model.features.size());
+  CHECK(result.one_stage_ap > 0.5);
   REQUIRE_FALSE(result.held_out.empty());
   CHECK(result.held_out.size() <= result.candidates);
   std::map<std::string, std::uint32_t> fold_of;
@@ -266,4 +278,120 @@ TEST_CASE("train_reranker's held-out list is ranked, keeps each source term in o
   const std::string tsv = format_held_out(result);
   CHECK(tsv.rfind("rank\tsource\ttarget\tgold\tfold\tscore\n1\t" + result.held_out[0].source + "\t", 0) == 0);
   CHECK(static_cast<std::size_t>(std::count(tsv.begin(), tsv.end(), '\n')) == result.held_out.size() + 1);
+  // One stage: the cross-validated AP is the first stage's (the same folds, so the same figure as above).
+  options.stages = 1;
+  const RerankerTrainingResult single = train_reranker(config, options);
+  CHECK(single.model.stages() == 1);
+  CHECK(single.cross_validated_ap == single.one_stage_ap);
+  CHECK(single.one_stage_ap == Approx(result.one_stage_ap).margin(1e-12));
+  options.stages = 3;
+  CHECK_THROWS_WITH(train_reranker(config, options), Catch::Contains("1 or 2 stages"));
+}
+
+TEST_CASE("the first stage's columns agree with brute force", "[reranker]") {
+  // Small groups with ties: 1 / rank within the source's and the target's candidates (ties by candidate order),
+  // the margin below the group's best, and the margin over the best other candidate (0 for a candidate alone).
+  std::mt19937 generator(5);
+  std::uniform_int_distribution<std::uint32_t> source(0, 60), target(0, 3000), level(0, 20);
+  CandidateEvidence evidence;
+  const std::size_t n = 3000;
+  Eigen::VectorXd scores(static_cast<Eigen::Index>(n));
+  for (std::size_t i = 0; i < n; ++i) {
+    evidence.source.push_back(source(generator));
+    evidence.target.push_back(target(generator));
+    scores(static_cast<Eigen::Index>(i)) = static_cast<double>(level(generator)) / 4 - 2;  // exact, many ties
+  }
+  const FeatureTable table = stage_feature_table(evidence, scores, 2);
+  REQUIRE(table.names == stage_feature_names());
+  CHECK(stage_feature_table(evidence, scores, 1).values == table.values);
+  const auto column = [&](const std::string& name) {
+    return std::find(table.names.begin(), table.names.end(), name) - table.names.begin();
+  };
+  std::size_t alone = 0;
+  for (const auto& [group, name] :
+       {std::pair{&evidence.source, "source"}, std::pair{&evidence.target, "target"}}) {
+    for (std::size_t i = 0; i < n; ++i) {
+      const double s = scores(static_cast<Eigen::Index>(i));
+      std::size_t rank = 1;
+      double best = s, best_other = -1e9;
+      for (std::size_t j = 0; j < n; ++j) {
+        if ((*group)[j] != (*group)[i]) continue;
+        const double t = scores(static_cast<Eigen::Index>(j));
+        rank += t > s || (t == s && j < i);
+        best = std::max(best, t);
+        if (j != i) best_other = std::max(best_other, t);
+      }
+      alone += best_other == -1e9;
+      const auto row = static_cast<Eigen::Index>(i);
+      INFO(name << " of candidate " << i);
+      CHECK(table.values(row, column("stage1_score")) == static_cast<float>(s));
+      CHECK(table.values(row, column(std::string("stage1_") + name + "_rank")) == 1.0f / static_cast<float>(rank));
+      CHECK(table.values(row, column(std::string("stage1_below_") + name + "_best")) ==
+            static_cast<float>(s - best));
+      CHECK(table.values(row, column(std::string("stage1_above_") + name + "_other")) ==
+            (best_other == -1e9 ? 0.0f : static_cast<float>(s - best_other)));
+    }
+  }
+  CHECK(alone > 0);  // targets with one candidate are among them
+}
+
+TEST_CASE("a two-stage model scores candidates as its stages do in turn, and reads back", "[reranker]") {
+  std::mt19937 generator(9);
+  std::uniform_real_distribution<float> uniform(0, 1);
+  std::uniform_int_distribution<std::uint32_t> term(0, 80);
+  CandidateEvidence evidence;
+  const std::size_t n = 2000;
+  std::vector<std::uint8_t> labels;
+  for (std::size_t i = 0; i < n; ++i) {
+    evidence.source.push_back(term(generator));
+    evidence.target.push_back(term(generator));
+    for (auto* column : {&evidence.csls, &evidence.cosine, &evidence.word_alignment, &evidence.orthographic})
+      column->push_back(uniform(generator));
+    add_term_sizes(evidence, i);
+    labels.push_back(evidence.csls.back() + 0.3f * uniform(generator) > 0.8f);
+  }
+  const FeatureTable table = candidate_feature_table(evidence, 2);
+  auto first = std::make_shared<const Reranker>(train_logistic(table.values, table.names, labels));
+  const Eigen::VectorXd first_scores = first->score(table, "(first)");
+  const FeatureTable stage = stage_feature_table(evidence, first_scores, 2);
+  Matrix joined(table.values.rows(), table.values.cols() + stage.values.cols());
+  joined << table.values, stage.values;
+  std::vector<std::string> names = table.names;
+  names.insert(names.end(), stage.names.begin(), stage.names.end());
+  for (const Learner learner : {Learner::logistic, Learner::trees}) {
+    INFO(to_string(learner));
+    Reranker model;
+    if (learner == Learner::logistic) {
+      model = train_logistic(joined, names, labels);
+    } else {
+      model.learner = learner;
+      model.features = names;
+      BoostedTreesOptions options;
+      options.rounds = 20;
+      model.booster = train_boosted_trees(joined, labels, options);
+    }
+    const Eigen::VectorXd expected = model.score(joined, 1);
+    model.first_stage = first;
+    CHECK(model.stages() == 2);
+    const Eigen::VectorXd scores = score_candidates(model, evidence, "(test)", 2);
+    CHECK((scores - expected).cwiseAbs().maxCoeff() < 1e-9);
+    const FeatureTable with_stage = with_stage_features(model, evidence, table, "(test)", 2);
+    CHECK(with_stage.names == names);
+    CHECK(with_stage.values == joined);
+    // The text holds both stages: read back, it scores the same.
+    const std::string text = format_reranker(model);
+    const Reranker loaded = parse_reranker(text, "(two)");
+    REQUIRE(loaded.stages() == 2);
+    CHECK(format_reranker(loaded) == text);
+    CHECK((score_candidates(loaded, evidence, "(two)", 1) - scores).cwiseAbs().maxCoeff() < 1e-9);
+    // The second stage alone cannot score a table without the first stage's columns; the first stage can.
+    CHECK_THROWS_WITH(model.score(table, "two.txt"), Catch::Contains("two.txt") && Catch::Contains("first stage"));
+    CHECK((score_candidates(*first, evidence, "(first)", 2) - first_scores).cwiseAbs().maxCoeff() < 1e-9);
+    // A file without the line between the stages, or with a third stage, names itself.
+    const std::string header = text.substr(0, text.find('\n') + 1);
+    CHECK_THROWS_WITH(parse_reranker(header + format_reranker(*first), "cut.txt"),
+                      Catch::Contains("cut.txt") && Catch::Contains("second stage"));
+    CHECK_THROWS_WITH(parse_reranker(header + format_reranker(*first) + "second stage\n" + text, "deep.txt"),
+                      Catch::Contains("deep.txt") && Catch::Contains("two stages"));
+  }
 }

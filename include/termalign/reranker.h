@@ -3,6 +3,7 @@
 
 #include <Eigen/Core>
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -62,18 +63,24 @@ Learner parse_learner(const std::string& name);  // usage error on an unknown na
 
 // A re-ranker: a logistic regression over standardised features, or gradient-boosted trees (XGBoost) trained for
 // a binary label (`trees`) or a pairwise ranking objective (`ranking`).
+// A two-stage re-ranker also has a first stage: the second reads the candidate features and the first stage's
+// columns (stage_feature_names: the first stage's score and where it stands among the source's and the target's
+// candidates), so that it sees the competition of each candidate as the first stage ranks it.
 struct Reranker {
   Learner learner = Learner::logistic;
   std::vector<std::string> features;     // the columns it reads, by name
   Eigen::VectorXd mean, scale, weights;  // logistic
   double bias = 0;
   std::string booster;  // trees and ranking: the XGBoost model (JSON)
+  std::shared_ptr<const Reranker> first_stage;  // a two-stage model's first stage (itself of one stage)
+  std::size_t stages() const { return first_stage ? 2 : 1; }
   // The score of each row (higher = more likely a translation): the logit, or the trees' margin.
   // `features_matrix` holds this model's columns in its order.
   Eigen::VectorXd score(const Matrix& features_matrix, int threads = 0) const;
   // The same over a table, whose columns are chosen by name (`origin` names the model in errors).
   // Scored in blocks of `block_rows` rows (the model's columns selected per block): the same scores, without
-  // copies of all rows' columns.
+  // copies of all rows' columns. A two-stage model needs the table to hold the first stage's columns
+  // (with_stage_features); score_candidates computes them.
   Eigen::VectorXd score(const FeatureTable& table, const std::string& origin, int threads = 0,
                         Eigen::Index block_rows = Eigen::Index(1) << 18) const;
   // Each row's contribution of each feature to its score (the last column: the bias); for trees, XGBoost's SHAP
@@ -81,13 +88,30 @@ struct Reranker {
   Matrix contributions(const Matrix& features_matrix, int threads = 0) const;
 };
 
+// The columns a second stage reads beside the candidate features, computed from the first stage's scores: the
+// score, and within the source's candidates and within the target's, 1 / its rank, its margin below the best and
+// its margin over the best other candidate (0 when alone).
+const std::vector<std::string>& stage_feature_names();
+// Those columns for every candidate of `evidence`, from `first_scores` (one per candidate).
+FeatureTable stage_feature_table(const CandidateEvidence& evidence, const Eigen::VectorXd& first_scores,
+                                 int threads = 1);
+// `table` (every candidate's features) with `model`'s first-stage columns appended when it has two stages (the
+// first stage scoring `table`); `table` itself for a one-stage model.
+FeatureTable with_stage_features(const Reranker& model, const CandidateEvidence& evidence,
+                                 const FeatureTable& table, const std::string& origin, int threads = 1);
+// The score of every candidate of `evidence` by `model` (either kind), its features computed a block of rows at a
+// time; `origin` names the model in errors.
+Eigen::VectorXd score_candidates(const Reranker& model, const CandidateEvidence& evidence,
+                                 const std::string& origin, int threads = 0);
+
 // Fits by Newton's method with an L2 penalty `l2` on the weights (not the bias). labels: 1 for a gold pair.
 Reranker train_logistic(const Matrix& features, const std::vector<std::string>& names,
                         const std::vector<std::uint8_t>& labels, double l2 = 1.0);
 
 // Text file: a header naming the learner, the feature names, then the weights (logistic: "name mean scale weight"
-// per feature and the bias) or the XGBoost model. format_reranker gives the text, save_reranker writes it
-// atomically. load_reranker also reads the logistic models of earlier versions ("termalign-reranker 1").
+// per feature and the bias) or the XGBoost model. A two-stage model: the line "termalign-reranker-stages 2", the
+// first stage's text, a line "second stage", the second's. format_reranker gives the text, save_reranker writes
+// it atomically. load_reranker also reads the logistic models of earlier versions ("termalign-reranker 1").
 std::string format_reranker(const Reranker& model);
 void save_reranker(const std::string& path, const Reranker& model);
 Reranker load_reranker(const std::string& path);

@@ -20,6 +20,8 @@ struct RerankerTrainingOptions {
   std::string learner = "auto";  // logistic, trees, ranking, or auto: the best by cross-validated AP
   BoostedTreesOptions trees;     // the trees' settings (objective set by the learner)
   bool ablation = false;         // also the cross-validated AP with each feature group left out in turn
+  // 2: a second model over the features and the first's cross-validated scores (Reranker::first_stage); 1: one.
+  std::size_t stages = 2;
 };
 
 struct AblationRow {
@@ -46,6 +48,7 @@ struct RerankerTrainingResult {
   // Cross-validated AP of each learner tried (learner, AP), and of the chosen one.
   std::vector<std::pair<std::string, double>> learners;
   double cross_validated_ap = 0;  // AP when each source term is scored by a model that never saw it
+  double one_stage_ap = 0;        // the same for the chosen learner's first stage alone
   std::vector<AblationRow> ablation;
   // The cross-validated list of the chosen learner, ranked and capped as align's (its AP is cross_validated_ap).
   std::vector<HeldOutScore> held_out;

@@ -25,6 +25,11 @@ void add_train_reranker_command(CLI::App& app) {
       ->add_option("--learner", training->learner,
                    "logistic, trees (XGBoost), ranking (XGBoost, pairwise) or auto (best cross-validated AP)")
       ->capture_default_str();
+  command
+      ->add_option("--stages", training->stages,
+                   "1, or 2: a second model over the features and the first's cross-validated scores")
+      ->check(CLI::IsMember({1, 2}))
+      ->capture_default_str();
   command->add_option("--rounds", training->trees.rounds, "Trees: boosting rounds")->capture_default_str();
   command->add_option("--max-depth", training->trees.max_depth, "Trees: depth")->capture_default_str();
   command->add_option("--eta", training->trees.eta, "Trees: learning rate")->capture_default_str();
@@ -59,8 +64,9 @@ void add_train_reranker_command(CLI::App& app) {
     std::cout << "candidates: " << result.candidates << "\npositives: " << result.positives
               << "\nAP_csls: " << result.csls_ap << "\nAP_unsupervised: " << result.unsupervised_ap
               << "\ncandidate_recall: " << result.candidate_recall
-              << "\nlearner: " << to_string(result.model.learner)
-              << "\nAP_cross_validated: " << result.cross_validated_ap << "\n\n"
+              << "\nlearner: " << to_string(result.model.learner) << "\nstages: " << result.model.stages()
+              << "\nAP_one_stage: " << result.one_stage_ap << "\nAP_cross_validated: " << result.cross_validated_ap
+              << "\n\n"
               << report;
   });
 }
