@@ -251,6 +251,12 @@ def test_train_reranker_reports_its_cross_validated_list_and_its_model_aligns(tm
     pairs = termalign.align(config=ROOT / "configs" / "sample.toml", src_corpus="", tgt_corpus="",
                             reranker=str(model))
     assert pairs and pairs[0][2] >= pairs[-1][2]
+    # Two stages by default; one on request, whose cross-validated AP is the first stage's of the run above.
+    assert result["stages"] == 2 and result["model"].startswith("termalign-reranker-stages 2\n")
+    single = termalign.train_reranker(config=ROOT / "configs" / "sample.toml", learner="logistic", folds=3,
+                                      src_corpus="", tgt_corpus="", gold=GOLD, stages=1)
+    assert single["stages"] == 1
+    assert single["cross_validated_ap"] == pytest.approx(result["one_stage_ap"], abs=1e-12)
 
 
 def test_train_reranker_needs_a_gold():
