@@ -35,7 +35,7 @@ void add_train_reranker_command(CLI::App& app) {
   command->add_option("--eta", training->trees.eta, "Trees: learning rate")->capture_default_str();
   command
       ->add_option("--ablation", training->ablation,
-                   "Also the cross-validated AP with each feature group left out (true/false)")
+                   "Also the cross-validated AP with each feature group left out")
       ->capture_default_str();
   auto report_path = std::make_shared<std::string>();
   command->add_option("--report", *report_path, "Write the Markdown table of the cross-validated figures here");
