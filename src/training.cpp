@@ -119,15 +119,16 @@ RerankerTrainingResult train_reranker(const AlignConfig& config, const RerankerT
     for (std::size_t i = 0; i < score_rows.size(); ++i)
       scores(static_cast<Eigen::Index>(score_rows[i])) = part(static_cast<Eigen::Index>(i));
   };
-  // The features `names` with the first stage's columns computed from `first_scores` (a score for every row).
-  std::vector<std::string> stage_names;
+  // The features `names` (columns of `x`) with the first stage's columns computed from `first_scores` (a score
+  // for every row).
   const auto with_stage = [&](const Matrix& x, const std::vector<std::string>& names,
                               const Eigen::VectorXd& first_scores) {
     const FeatureTable stage = stage_feature_table(evidence, first_scores, threads);
-    stage_names = names;
-    stage_names.insert(stage_names.end(), stage.names.begin(), stage.names.end());
-    Matrix joined(x.rows(), x.cols() + stage.values.cols());
-    joined << x, stage.values;
+    FeatureTable joined;
+    joined.names = names;
+    joined.names.insert(joined.names.end(), stage.names.begin(), stage.names.end());
+    joined.values.resize(x.rows(), x.cols() + stage.values.cols());
+    joined.values << x, stage.values;
     return joined;
   };
   // Every candidate's score by the model (of `stages` stages) of the folds that did not hold its source term.
@@ -152,8 +153,8 @@ RerankerTrainingResult train_reranker(const AlignConfig& config, const RerankerT
           fit_and_score(learner, x, names, fit_rows, score_rows, first);
         }
       }
-      const Matrix x2 = with_stage(x, names, first);
-      fit_and_score(learner, x2, stage_names, train_rows[fold], test_rows[fold], held_out);
+      const FeatureTable second = with_stage(x, names, first);
+      fit_and_score(learner, second.values, second.names, train_rows[fold], test_rows[fold], held_out);
     }
     return held_out;
   };
@@ -210,8 +211,8 @@ RerankerTrainingResult train_reranker(const AlignConfig& config, const RerankerT
   result.model = fit(chosen, table.values, table.names, labels, options, threads);
   if (options.stages == 2) {
     auto first_stage = std::make_shared<const Reranker>(std::move(result.model));
-    result.model = fit(chosen, with_stage(table.values, table.names, first_stage_held_out), stage_names, labels,
-                       options, threads);
+    const FeatureTable second = with_stage(table.values, table.names, first_stage_held_out);
+    result.model = fit(chosen, second.values, second.names, labels, options, threads);
     result.model.first_stage = std::move(first_stage);
   }
   logger().info(
