@@ -303,8 +303,8 @@ PYBIND11_MODULE(termalign, m) {
   m.def(
       "train_reranker",
       [](py::object gold, py::object config, std::size_t folds, std::uint32_t fold_seed,
-         const std::string& learner, std::size_t stages, int rounds, int max_depth, double eta, double l2,
-         bool ablation, py::kwargs options) {
+         const std::string& learner, std::size_t stages, int rounds, int max_depth, int second_rounds,
+         int second_max_depth, double eta, double l2, bool ablation, py::kwargs options) {
         std::string dataset_gold;
         const AlignConfig resolved = make_config(config, options, &dataset_gold);
         RerankerTrainingOptions training;
@@ -318,6 +318,8 @@ PYBIND11_MODULE(termalign, m) {
         training.stages = stages;
         training.trees.rounds = rounds;
         training.trees.max_depth = max_depth;
+        training.second_rounds = second_rounds;
+        training.second_max_depth = second_max_depth;
         training.trees.eta = eta;
         training.l2 = l2;
         training.ablation = ablation;
@@ -358,8 +360,11 @@ PYBIND11_MODULE(termalign, m) {
       py::arg("gold") = py::none(), py::arg("config") = py::none(), py::arg("folds") = kTrainingDefaults.folds,
       py::arg("fold_seed") = kTrainingDefaults.seed, py::arg("learner") = kTrainingDefaults.learner,
       py::arg("stages") = kTrainingDefaults.stages, py::arg("rounds") = kTrainingDefaults.trees.rounds,
-      py::arg("max_depth") = kTrainingDefaults.trees.max_depth, py::arg("eta") = kTrainingDefaults.trees.eta,
-      py::arg("l2") = kTrainingDefaults.l2, py::arg("ablation") = kTrainingDefaults.ablation,
+      py::arg("max_depth") = kTrainingDefaults.trees.max_depth,
+      py::arg("second_rounds") = kTrainingDefaults.second_rounds,
+      py::arg("second_max_depth") = kTrainingDefaults.second_max_depth,
+      py::arg("eta") = kTrainingDefaults.trees.eta, py::arg("l2") = kTrainingDefaults.l2,
+      py::arg("ablation") = kTrainingDefaults.ablation,
       "Trains a re-ranker as `termalign train-reranker` does: a dict with the model's text (`model`, for a file "
       "that align(reranker=path) reads), the cross-validated AP (`cross_validated_ap`; its first stage's alone in "
       "`one_stage_ap`; each learner's in `learners`, each feature group's absence in `without_group` with "

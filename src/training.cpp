@@ -34,13 +34,19 @@ Matrix select_rows(const Matrix& matrix, const std::vector<std::size_t>& rows) {
   return selected;
 }
 
+// A model of the first stage, or of the second (the trees with the second stage's rounds and depth).
 Reranker fit(Learner learner, const Matrix& x, const std::vector<std::string>& names,
-             const std::vector<std::uint8_t>& labels, const RerankerTrainingOptions& options, int threads) {
+             const std::vector<std::uint8_t>& labels, const RerankerTrainingOptions& options, int threads,
+             bool second_stage = false) {
   if (learner == Learner::logistic) return train_logistic(x, names, labels, options.l2);
   Reranker model;
   model.learner = learner;
   model.features = names;
   BoostedTreesOptions trees = options.trees;
+  if (second_stage) {
+    trees.rounds = options.second_rounds;
+    trees.max_depth = options.second_max_depth;
+  }
   trees.objective = learner == Learner::ranking ? "rank:pairwise" : "binary:logistic";
   trees.threads = threads;
   model.booster = train_boosted_trees(x, labels, trees);
@@ -113,8 +119,10 @@ RerankerTrainingResult train_reranker(const AlignConfig& config, const RerankerT
   // Fits on `fit_rows` and writes the scores of `score_rows` into `scores`.
   const auto fit_and_score = [&](Learner learner, const Matrix& x, const std::vector<std::string>& names,
                                  const std::vector<std::size_t>& fit_rows,
-                                 const std::vector<std::size_t>& score_rows, Eigen::VectorXd& scores) {
-    const Reranker model = fit(learner, select_rows(x, fit_rows), names, labels_of(fit_rows), options, threads);
+                                 const std::vector<std::size_t>& score_rows, Eigen::VectorXd& scores,
+                                 bool second_stage = false) {
+    const Reranker model =
+        fit(learner, select_rows(x, fit_rows), names, labels_of(fit_rows), options, threads, second_stage);
     const Eigen::VectorXd part = model.score(select_rows(x, score_rows), threads);
     for (std::size_t i = 0; i < score_rows.size(); ++i)
       scores(static_cast<Eigen::Index>(score_rows[i])) = part(static_cast<Eigen::Index>(i));
@@ -154,7 +162,7 @@ RerankerTrainingResult train_reranker(const AlignConfig& config, const RerankerT
         }
       }
       const FeatureTable second = with_stage(x, names, first);
-      fit_and_score(learner, second.values, second.names, train_rows[fold], test_rows[fold], held_out);
+      fit_and_score(learner, second.values, second.names, train_rows[fold], test_rows[fold], held_out, true);
     }
     return held_out;
   };
@@ -212,7 +220,7 @@ RerankerTrainingResult train_reranker(const AlignConfig& config, const RerankerT
   if (options.stages == 2) {
     auto first_stage = std::make_shared<const Reranker>(std::move(result.model));
     const FeatureTable second = with_stage(table.values, table.names, first_stage_held_out);
-    result.model = fit(chosen, second.values, second.names, labels, options, threads);
+    result.model = fit(chosen, second.values, second.names, labels, options, threads, true);
     result.model.first_stage = std::move(first_stage);
   }
   logger().info(

@@ -32,6 +32,10 @@ void add_train_reranker_command(CLI::App& app) {
       ->capture_default_str();
   command->add_option("--rounds", training->trees.rounds, "Trees: boosting rounds")->capture_default_str();
   command->add_option("--max-depth", training->trees.max_depth, "Trees: depth")->capture_default_str();
+  command->add_option("--second-rounds", training->second_rounds, "Trees of the second stage: boosting rounds")
+      ->capture_default_str();
+  command->add_option("--second-max-depth", training->second_max_depth, "Trees of the second stage: depth")
+      ->capture_default_str();
   command->add_option("--eta", training->trees.eta, "Trees: learning rate")->capture_default_str();
   command
       ->add_option("--ablation", training->ablation,
