@@ -45,7 +45,7 @@ std::string format_explanation(const CandidateSet& candidates, const std::vector
     const std::string origin = reranker_origin(config.input.reranker, table);
     // A two-stage model: its second stage's inputs (with the first stage's columns) and contributions.
     features = with_stage_features(model, evidence, table, origin, threads).select(model.features, origin);
-    contributions = model.contributions(features, config.scoring.threads);
+    contributions = model.contributions(features, threads);
   }
   fmt::memory_buffer out;
   const auto put = [&out](const auto&... parts) { fmt::format_to(std::back_inserter(out), parts...); };

@@ -447,17 +447,21 @@ FeatureTable stage_feature_table(const CandidateEvidence& evidence, const Eigen:
   return table.build(0, evidence.size());
 }
 
-FeatureTable with_stage_features(const Reranker& model, const CandidateEvidence& evidence,
-                                 const FeatureTable& table, const std::string& origin, int threads) {
-  if (!model.first_stage) return table;
-  const FeatureTable stage =
-      stage_feature_table(evidence, model.first_stage->score(table, origin, threads), threads);
+FeatureTable with_stage_columns(const FeatureTable& table, const CandidateEvidence& evidence,
+                                const Eigen::VectorXd& first_scores, int threads) {
+  const FeatureTable stage = stage_feature_table(evidence, first_scores, threads);
   FeatureTable joined;
   joined.names = table.names;
   joined.names.insert(joined.names.end(), stage.names.begin(), stage.names.end());
   joined.values.resize(table.values.rows(), table.values.cols() + stage.values.cols());
   joined.values << table.values, stage.values;
   return joined;
+}
+
+FeatureTable with_stage_features(const Reranker& model, const CandidateEvidence& evidence,
+                                 const FeatureTable& table, const std::string& origin, int threads) {
+  if (!model.first_stage) return table;
+  return with_stage_columns(table, evidence, model.first_stage->score(table, origin, threads), threads);
 }
 
 namespace {

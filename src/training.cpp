@@ -127,21 +127,10 @@ RerankerTrainingResult train_reranker(const AlignConfig& config, const RerankerT
     for (std::size_t i = 0; i < score_rows.size(); ++i)
       scores(static_cast<Eigen::Index>(score_rows[i])) = part(static_cast<Eigen::Index>(i));
   };
-  // The features `names` (columns of `x`) with the first stage's columns computed from `first_scores` (a score
-  // for every row).
-  const auto with_stage = [&](const Matrix& x, const std::vector<std::string>& names,
-                              const Eigen::VectorXd& first_scores) {
-    const FeatureTable stage = stage_feature_table(evidence, first_scores, threads);
-    FeatureTable joined;
-    joined.names = names;
-    joined.names.insert(joined.names.end(), stage.names.begin(), stage.names.end());
-    joined.values.resize(x.rows(), x.cols() + stage.values.cols());
-    joined.values << x, stage.values;
-    return joined;
-  };
   // Every candidate's score by the model (of `stages` stages) of the folds that did not hold its source term.
   const auto held_out_scores = [&](Learner learner, const std::vector<std::string>& names, std::size_t stages) {
-    const Matrix x = table.select(names, "(training)");
+    const FeatureTable selected{names, table.select(names, "(training)")};
+    const Matrix& x = selected.values;
     Eigen::VectorXd held_out(static_cast<Eigen::Index>(evidence.size()));
     for (std::uint32_t fold = 0; fold < options.folds; ++fold) {
       if (stages == 1) {
@@ -161,7 +150,7 @@ RerankerTrainingResult train_reranker(const AlignConfig& config, const RerankerT
           fit_and_score(learner, x, names, fit_rows, score_rows, first);
         }
       }
-      const FeatureTable second = with_stage(x, names, first);
+      const FeatureTable second = with_stage_columns(selected, evidence, first, threads);
       fit_and_score(learner, second.values, second.names, train_rows[fold], test_rows[fold], held_out, true);
     }
     return held_out;
@@ -219,7 +208,7 @@ RerankerTrainingResult train_reranker(const AlignConfig& config, const RerankerT
   result.model = fit(chosen, table.values, table.names, labels, options, threads);
   if (options.stages == 2) {
     auto first_stage = std::make_shared<const Reranker>(std::move(result.model));
-    const FeatureTable second = with_stage(table.values, table.names, first_stage_held_out);
+    const FeatureTable second = with_stage_columns(table, evidence, first_stage_held_out, threads);
     result.model = fit(chosen, second.values, second.names, labels, options, threads, true);
     result.model.first_stage = std::move(first_stage);
   }

@@ -95,6 +95,9 @@ const std::vector<std::string>& stage_feature_names();
 // Those columns for every candidate of `evidence`, from `first_scores` (one per candidate).
 FeatureTable stage_feature_table(const CandidateEvidence& evidence, const Eigen::VectorXd& first_scores,
                                  int threads = 1);
+// `table` (features of every candidate of `evidence`) with the first stage's columns from `first_scores` appended.
+FeatureTable with_stage_columns(const FeatureTable& table, const CandidateEvidence& evidence,
+                                const Eigen::VectorXd& first_scores, int threads = 1);
 // `table` (every candidate's features) with `model`'s first-stage columns appended when it has two stages (the
 // first stage scoring `table`); `table` itself for a one-stage model.
 FeatureTable with_stage_features(const Reranker& model, const CandidateEvidence& evidence,
