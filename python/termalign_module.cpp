@@ -170,9 +170,26 @@ PairList pair_list(const py::object& pairs, PairFileKind kind) {
   }
   PairList list;
   list.path = "(pairs given in Python)";
+  // Each item (source, target) or align's (source, target, score). A string is not a pair: a sequence of
+  // strings would otherwise be read character by character.
   for (const py::handle& item : pairs) {
+    const std::string number = std::to_string(list.pairs.size() + 1);
+    if (py::isinstance<py::str>(item)) {
+      throw_usage_error("Pair " + number + " is a string ('" + item.cast<std::string>() +
+                        "'): give (source, target) tuples, e.g. line.split('\\t') of each line, or the file's "
+                        "path.");
+    }
+    if (!py::isinstance<py::sequence>(item))
+      throw_usage_error("Pair " + number + " is not a (source, target) tuple.");
     const py::sequence pair = py::reinterpret_borrow<py::sequence>(item);
-    if (pair.size() < 2) throw_usage_error("Each pair needs a source and a target.");
+    if (pair.size() != 2 && pair.size() != 3) {
+      throw_usage_error("Pair " + number + " has " + std::to_string(pair.size()) +
+                        " items: a pair is (source, target), or (source, target, score) as align returns it.");
+    }
+    if (!py::isinstance<py::str>(pair[0]) || !py::isinstance<py::str>(pair[1]) ||
+        (pair.size() == 3 && !py::isinstance<py::float_>(pair[2]) && !py::isinstance<py::int_>(pair[2]))) {
+      throw_usage_error("Pair " + number + ": its source and target must be strings (and its score a number).");
+    }
     list.pairs.emplace_back(pair[0].cast<std::string>(), pair[1].cast<std::string>());
     list.lines.push_back(list.pairs.size());
   }
@@ -227,7 +244,12 @@ PYBIND11_MODULE(termalign, m) {
   // Process-wide settings: the library changes nothing on its own; a program may call these (the CLI calls both).
   m.def("similarity_kernel", &similarity_kernel, "The similarity tiles' product: OpenBLAS's or Eigen's.");
   m.def(
-      "set_tile_kernel", [](const std::string& name) { set_tile_kernel(parse_tile_kernel(name)); },
+      "set_tile_kernel",
+      [](const std::string& name) {
+        if (name != "auto" && name != "eigen" && name != "openblas")
+          throw_usage_error("set_tile_kernel takes 'auto', 'eigen' or 'openblas' (got '" + name + "').");
+        set_tile_kernel(parse_tile_kernel(name));
+      },
       py::arg("name"), "Forces the similarity tiles' product: 'auto', 'eigen' or 'openblas'.");
   m.def("use_single_threaded_blas", &use_single_threaded_blas,
         "Makes OpenBLAS single-threaded for the whole process (NumPy's products too), so that the similarity "
@@ -255,6 +277,12 @@ PYBIND11_MODULE(termalign, m) {
   m.def(
       "align",
       [](py::object config, py::kwargs options) {
+        for (const char* output : {"out", "scores", "explain"}) {
+          if (options.contains(output) && !options[output].is_none()) {
+            throw_usage_error(std::string("align() returns the ranked pairs and writes no file, so it takes no ") +
+                              output + "=: write the returned list yourself, or run `termalign align`.");
+          }
+        }
         const AlignConfig resolved = make_config(config, options);
         follow_python_level();
         std::vector<RankedPair> pairs;
@@ -431,8 +459,7 @@ PYBIND11_MODULE(termalign, m) {
           },
           py::arg("seed") = py::none(),
           "Normalises the vectors and fits the mapping on the seed (a file or (source, target) pairs; default: "
-          "the "
-          "configured seed). Returns its normalisation, transforms and means as NumPy arrays.")
+          "the configured seed). Returns its normalisation, transforms and means as NumPy arrays.")
       .def(
           "set_mapping",
           [](Aligner& aligner, py::object path) {
@@ -441,7 +468,10 @@ PYBIND11_MODULE(termalign, m) {
             aligner.set_mapping(load_mapping(file));
           },
           py::arg("path"), "Uses a mapping saved by `termalign align --save-mapping` instead of fitting one.")
-      .def_property_readonly("mapping", [](const Aligner& aligner) { return mapping_dict(aligner.mapping()); })
+      .def_property_readonly(
+          "mapping", [](const Aligner& aligner) { return mapping_dict(aligner.mapping()); },
+          "The current mapping (fitted by fit_mapping or set by set_mapping), as fit_mapping returns it: a dict "
+          "of its normalisation and its transforms and means as NumPy arrays.")
       .def(
           "compose",
           [](Aligner& aligner, std::vector<std::string> terms, const std::string& side) {

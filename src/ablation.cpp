@@ -1,5 +1,6 @@
 #include "termalign/ablation.h"
 
+#include <spdlog/fmt/fmt.h>
 #include <toml++/toml.h>
 
 #include <algorithm>
@@ -65,6 +66,13 @@ std::vector<Leaf> leaves_of(const toml::table& table, const std::string& path) {
 }
 
 std::string toml_text(const toml::node& node) {
+  // A float as typed (0.1, not toml++'s 0.10000000000000001): the shortest text that reads back to it, still a
+  // TOML float.
+  if (const auto* number = node.as_floating_point()) {
+    std::string text = fmt::format("{}", number->get());
+    if (text.find_first_of(".eEn") == std::string::npos) text += ".0";
+    return text;
+  }
   std::ostringstream text;
   node.visit([&](const auto& value) { text << value; });
   return text.str();
@@ -215,8 +223,9 @@ void plot_curve(const std::string& script, const std::string& curve_path, const 
 
 AblationGrid read_grid(const std::string& path) {
   toml::table table;
+  const std::string text = read_file(path);
   try {
-    table = toml::parse_file(path);
+    table = toml::parse(text, path);
   } catch (const toml::parse_error& error) {
     throw_input_error(path, error.source().begin.line, std::string(error.description()));
   }

@@ -26,6 +26,7 @@
 #include "termalign/mapping.h"
 #include "termalign/orthography.h"
 #include "termalign/parallel.h"
+#include "termalign/reranker.h"
 #include "termalign/resources.h"
 #include "termalign/sanity.h"
 #include "termalign/scoring.h"
@@ -409,6 +410,33 @@ void check_inputs_against_vectors(const AlignConfig& config, bool fit, const Ter
   check_terms_against_vectors(source_terms, target_terms, source, target);
 }
 
+// What can be found wrong before any work, rather than after the scoring: a missing folder of an output written
+// early (the mapping, the mapped vectors), and a re-ranker file that is no model, or a corpus model without the
+// corpora (the complete check of its features is FeatureTable::select's, once the run's features are known).
+void check_before_work(const AlignConfig& config) {
+  for (const std::string* path : {&config.output.save_mapping, &config.output.save_mapped_vectors}) {
+    if (path->empty()) continue;
+    const std::filesystem::path folder = std::filesystem::path(*path).parent_path();
+    std::error_code error;
+    if (!folder.empty() && !std::filesystem::is_directory(folder, error))
+      throw_output_error(*path, "its folder " + folder.string() + " does not exist");
+  }
+  if (!uses_reranker(config) || config.input.reranker == kDefaultReranker) return;
+  const Reranker model = load_reranker(config.input.reranker);
+  const bool corpora = !config.input.src_corpus.empty() && !config.input.tgt_corpus.empty();
+  if (corpora) return;
+  for (const Reranker* stage = &model; stage; stage = stage->first_stage.get()) {
+    for (const std::string& name : stage->features) {
+      if (feature_group(name).rfind("corpus", 0) == 0) {
+        throw_input_error(config.input.reranker, 0,
+                          "the model uses the corpus feature '" + name +
+                              "', and this run has no corpora: give --src-corpus and --tgt-corpus, or use a model "
+                              "trained without them.");
+      }
+    }
+  }
+}
+
 // Both loaded vocabularies in the shared space (normalised, mapped), as PREFIX.src.vec and PREFIX.tgt.vec.
 void save_mapped_vectors(const std::string& prefix, const Embeddings& source, const Embeddings& target,
                          const Mapping& mapping, int threads) {
@@ -767,6 +795,7 @@ class PipelineRun {
 CandidateSet generate_candidates(const AlignConfig& config, bool full_evidence, AlignmentSummary* summary,
                                  const ProcessGroup& group, VectorCache* cache) {
   config.validate();
+  check_before_work(config);
   const auto start = std::chrono::steady_clock::now();
   AlignmentSummary local;
   AlignmentSummary& stats = summary ? *summary : local;
@@ -925,7 +954,11 @@ AlignmentSummary run_align(const AlignConfig& config, const ProcessGroup& group,
         resolved_config->commit();
       },
       [&] { candidates = CandidateSet(); }, threads);
-  logger().info("wrote {} and {}", config.output.out, resolved);
+  std::string written = config.output.out;
+  for (const std::string* path : {&config.output.scores, &config.output.explain}) {
+    if (!path->empty()) written += ", " + *path;
+  }
+  logger().info("wrote {} and {}", written, resolved);
   return summary;
 }
 

@@ -13,6 +13,7 @@
 #include <type_traits>
 
 #include "termalign/error.h"
+#include "termalign/io.h"
 
 namespace termalign {
 
@@ -201,8 +202,11 @@ void AlignConfig::validate() const {
   require(output.mapping.empty() || output.save_mapping.empty(),
           "`mapping` loads a mapping and `save_mapping` saves a fitted one: give only one of them.");
   require(scoring.k >= 1, "The CSLS neighbourhood k must be at least 1 (got " + std::to_string(scoring.k) + ").");
-  require(scoring.tile_rows >= 1 && scoring.tile_cols >= 1, "Tile sizes must be at least 1.");
-  require(scoring.threads >= 0, "threads must be 0 (all cores) or a positive number.");
+  require(scoring.tile_rows >= 1 && scoring.tile_cols >= 1,
+          fmt::format("`tile_rows` and `tile_cols` must be at least 1 (got {} and {}).", scoring.tile_rows,
+                      scoring.tile_cols));
+  require(scoring.threads >= 0,
+          fmt::format("`threads` must be 0 (all cores) or a positive number (got {}).", scoring.threads));
   require(scoring.neighbourhood != Neighbourhood::vocabulary || scoring.neighbourhood_words >= 1,
           "With neighbourhood = \"vocabulary\", neighbourhood_words must be at least 1.");
   require(scoring.neighbourhood != Neighbourhood::vocabulary || input.most_frequent >= scoring.neighbourhood_words,
@@ -211,13 +215,19 @@ void AlignConfig::validate() const {
               std::to_string(input.most_frequent) + ").");
   require(mapping.min_seed_pairs >= 1, "min_seed_pairs must be at least 1.");
   require(mapping.dewhiten == Dewhiten::none || mapping.whiten, "De-whitening needs whiten = true.");
-  require(mapping.src_reweight >= 0 && mapping.tgt_reweight >= 0, "Re-weighting powers cannot be negative.");
+  require(
+      mapping.src_reweight >= 0 && mapping.tgt_reweight >= 0,
+      fmt::format("The re-weighting powers `src_reweight` and `tgt_reweight` cannot be negative (got {} and {}).",
+                  mapping.src_reweight, mapping.tgt_reweight));
   require(mapping.refine_iterations == 0 || mapping.refine_words >= 1,
           "Self-learning refinement needs refine_words of at least 1.");
   require(mapping.refine_validation >= 0 && mapping.refine_validation < 1,
-          "refine_validation is the share of seed words held out, from 0 (unchecked) to below 1 (got " +
-              std::to_string(mapping.refine_validation) + ").");
-  require(orthography.weight >= 0, "The orthographic weight cannot be negative.");
+          fmt::format("`refine_validation` is the share of seed words held out, from 0 "
+                      "(unchecked) to below 1 (got {}).",
+                      mapping.refine_validation));
+  require(orthography.weight >= 0,
+          fmt::format("The orthographic weight `orthographic_weight` cannot be negative (got {}).",
+                      orthography.weight));
   require(input.src_corpus_vectors.empty() == input.tgt_corpus_vectors.empty(),
           "Corpus vectors are combined for both languages or neither: give both `src_corpus_vectors` and "
           "`tgt_corpus_vectors`.");
@@ -227,7 +237,7 @@ void AlignConfig::validate() const {
           "`corpus_window` must be at least 1 (got " + std::to_string(input.corpus_window) + ").");
   require(!input.reranker.empty(), "`reranker` cannot be empty: give \"default\", \"none\" or a model file.");
   require(input.corpus_weight >= 0 && input.corpus_weight <= 1,
-          "corpus_weight must be between 0 and 1 (got " + std::to_string(input.corpus_weight) + ").");
+          fmt::format("`corpus_weight` must be between 0 and 1 (got {}).", input.corpus_weight));
   require(input.src_corpus_vectors.empty() || scoring.neighbourhood == Neighbourhood::terms,
           "Combined corpus vectors need neighbourhood = \"terms\" (the vocabulary neighbourhoods are words of the "
           "general vectors alone).");
@@ -497,7 +507,9 @@ std::string resolve_dataset(AlignConfig& config) {
 }
 
 void load_config(const std::string& path, AlignConfig& config) {
-  apply_table(parse_toml(path, [&] { return toml::parse_file(path); }), path, config);
+  // read_file's errors, as for any input that cannot be read (a missing file, a folder).
+  const std::string text = read_file(path);
+  apply_table(parse_toml(path, [&] { return toml::parse(text, path); }), path, config);
 }
 
 void apply_toml(AlignConfig& config, const std::string& toml_text, const std::string& origin) {

@@ -126,6 +126,10 @@ std::string read_file(const std::string& path) {
 }
 
 AtomicFile::AtomicFile(std::string path) : path_(std::move(path)) {
+  // A folder there could not be replaced at the end: say so now, before any work.
+  struct stat status {};
+  if (::stat(path_.c_str(), &status) == 0 && S_ISDIR(status.st_mode))
+    throw_output_error(path_, "is a folder, not a file");
   std::string pattern = path_ + ".tmp.XXXXXX";
   const int descriptor = ::mkstemp(pattern.data());
   if (descriptor < 0) throw_output_error(path_, std::string("cannot create output file: ") + std::strerror(errno));

@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <cstdlib>
 #include <mutex>
+#include <string>
 
 namespace termalign {
 
@@ -29,10 +30,20 @@ void set_verbosity(int verbosity) {
   if (verbosity < 0) level = spdlog::level::warn;
   if (verbosity == 1) level = spdlog::level::debug;
   if (verbosity >= 2) level = spdlog::level::trace;
+  // spdlog reads a name it does not know as "off": a mistyped level would silence every line, errors included.
+  bool unknown = false;
   if (const char* from_environment = std::getenv("TERMALIGN_LOG_LEVEL")) {
-    level = spdlog::level::from_str(from_environment);
+    const spdlog::level::level_enum named = spdlog::level::from_str(from_environment);
+    unknown = named == spdlog::level::off && std::string(from_environment) != "off";
+    if (!unknown) level = named;
   }
   logger().set_level(level);
+  if (unknown) {
+    logger().warn(
+        "TERMALIGN_LOG_LEVEL='{}' is not a level (trace, debug, info, warning, error, critical or off): "
+        "ignored",
+        std::getenv("TERMALIGN_LOG_LEVEL"));
+  }
 }
 
 void set_log_prefix(const std::string& prefix) {

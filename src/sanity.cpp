@@ -86,11 +86,14 @@ void check_predictions_against_gold(const PairList& predictions, const PairList&
   }
   // Hits can be few in a long list: far more reversed hits than hits, and at least a few, is the sign.
   if (orientation.reversed <= 2 * orientation.as_written || orientation.reversed < 5) return;
-  report_reversed(predictions.path,
-                  fmt::format("the columns look swapped: {} of {} pairs are gold pairs of {} reversed "
-                              "(target<TAB>source), only {} as written",
-                              orientation.reversed, orientation.pairs, gold.path, orientation.as_written),
-                  allow_reversed);
+  // Which of the two is swapped only the term lists can tell (check_orientation, when they are given).
+  report_reversed(
+      predictions.path,
+      fmt::format("the columns of this file or of the gold look swapped: {} of {} pairs are gold pairs "
+                  "of {} reversed (target<TAB>source), only {} as written; give the term lists "
+                  "(--src-terms, --tgt-terms) to tell which file is swapped",
+                  orientation.reversed, orientation.pairs, gold.path, orientation.as_written),
+      allow_reversed);
 }
 
 void check_seed_against_vectors(const PairList& seed, const Embeddings& source, const Embeddings& target,

@@ -3,6 +3,7 @@
 #include <spdlog/fmt/fmt.h>
 
 #include <algorithm>
+#include <cmath>
 #include <memory>
 #include <numeric>
 #include <random>
@@ -60,14 +61,29 @@ RerankerTrainingResult train_reranker(const AlignConfig& config, const RerankerT
     throw_usage_error("Cross-validation needs at least 2 folds (got " + std::to_string(options.folds) + ").");
   if (options.stages != 1 && options.stages != 2)
     throw_usage_error("A re-ranker has 1 or 2 stages (got " + std::to_string(options.stages) + ").");
+  // XGBoost would take some of these and train a useless model, or fail after the candidates with its own words.
+  const auto at_least_one = [](const char* name, const char* flag, int value) {
+    if (value < 1)
+      throw_usage_error(fmt::format("Training option {} ({}) must be at least 1 (got {}).", name, flag, value));
+  };
+  at_least_one("rounds", "--rounds", options.trees.rounds);
+  at_least_one("max_depth", "--max-depth", options.trees.max_depth);
+  at_least_one("second_rounds", "--second-rounds", options.second_rounds);
+  at_least_one("second_max_depth", "--second-max-depth", options.second_max_depth);
+  if (!(options.trees.eta > 0 && options.trees.eta <= 1))
+    throw_usage_error(fmt::format("Training option eta (--eta) must be in (0, 1] (got {}).", options.trees.eta));
+  if (!(options.l2 >= 0 && std::isfinite(options.l2)))
+    throw_usage_error(fmt::format("Training option l2 (--l2) must be 0 or more (got {}).", options.l2));
   if (config.input.reranker != kDefaultReranker && config.input.reranker != kNoReranker) {
     throw_usage_error("A re-ranker is being trained: do not give one to apply (--reranker).");
   }
   std::vector<Learner> learners;
   if (options.learner == "auto") {
     learners = {Learner::logistic, Learner::trees, Learner::ranking};
-  } else {
+  } else if (options.learner == "logistic" || options.learner == "trees" || options.learner == "ranking") {
     learners = {parse_learner(options.learner)};
+  } else {
+    throw_usage_error("Unknown learner '" + options.learner + "': expected logistic, trees, ranking or auto.");
   }
   const PairList gold = read_pairs(options.gold, PairFileKind::gold);
   AlignConfig unsupervised = config;
@@ -94,6 +110,11 @@ RerankerTrainingResult train_reranker(const AlignConfig& config, const RerankerT
     throw_input_error(options.gold, 0, "no candidate pair is in the gold: is it the gold of these term lists?");
   }
 
+  if (options.folds > candidates.source_terms.size()) {
+    throw_usage_error(
+        fmt::format("{} folds for {} source terms: each fold needs source terms of its own (--folds).",
+                    options.folds, candidates.source_terms.size()));
+  }
   // Folds over source terms, so that no term is scored by a model trained on its own pairs.
   std::vector<std::uint32_t> fold_of(candidates.source_terms.size());
   std::vector<std::uint32_t> order(fold_of.size());

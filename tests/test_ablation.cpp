@@ -219,6 +219,15 @@ TEST_CASE("ablation: ablate --base starts every run from a shipped configs/ablat
   const auto column = std::find(header.begin(), header.end(), "AP") - header.begin();
   REQUIRE(column < static_cast<long>(row.size()));
   CHECK(std::stod(row[static_cast<std::size_t>(column)]) == Approx(direct_ap(expected)).margin(1e-6));
+  // The grid's values as typed, both tables (not toml++'s 0.10000000000000001).
+  const auto weight = std::find(header.begin(), header.end(), "orthography.weight") - header.begin();
+  REQUIRE(weight < static_cast<long>(row.size()));
+  std::vector<std::string> weights;
+  for (std::size_t r = 1; r < results.size(); ++r) weights.push_back(split(results[r], ',')[std::size_t(weight)]);
+  std::sort(weights.begin(), weights.end());
+  CHECK(weights == std::vector<std::string>{"0.0", "0.1"});
+  const std::string markdown = read_file((fs::path(grid_path).parent_path() / "out" / "results.md").string());
+  CHECK_THAT(markdown, Catch::Contains("| 0.1 |") && !Catch::Contains("0.1000"));
   // Without --base the default k stays.
   AlignConfig plain = read_grid(grid_path).base;
   CHECK(plain.scoring.k == 3);

@@ -271,6 +271,69 @@ TEST_CASE("align --data-dir --pair reads the dataset's files and scores the run 
   CHECK_THAT(no_pair.output, Catch::Contains("--pair l1-l2"));
 }
 
+TEST_CASE("train-reranker --data-dir takes the dataset's gold when --gold is not given", "[dataset]") {
+  const std::string dir = scratch_dir("train-data-dir");
+  const std::string vectors = "--src-vectors '" + kModels + "en.vec' --tgt-vectors '" + kModels + "fr.vec'";
+  const std::string common = "train-reranker " + vectors + " --data-dir '" + kSample +
+                             "' --pair en-fr --dataset-corpora false --stages 1 --learner logistic "
+                             "--refine-iterations 0";
+  const auto folder_gold = run_cli(common + " --out '" + dir + "/a.txt'");
+  REQUIRE(folder_gold.exit_code == 0);
+  const auto named_gold = run_cli(common + " --gold '" + kSample + "terms-en-fr.txt' --out '" + dir + "/b.txt'");
+  REQUIRE(named_gold.exit_code == 0);
+  CHECK_THAT(folder_gold.output, Catch::Contains("AP_cross_validated: "));
+  CHECK(folder_gold.output == named_gold.output);
+  CHECK(read_file(dir + "/a.txt") == read_file(dir + "/b.txt"));
+  // Without a folder, the gold is needed.
+  const auto none = run_cli(
+      sample_align(kModels + "en.vec", kModels + "fr.vec", dir + "/c.txt").replace(0, 5, "train-reranker"), true);
+  CHECK(none.exit_code == 2);
+  CHECK_THAT(none.output, Catch::Contains("A gold is needed: give --gold"));
+  CHECK_FALSE(fs::exists(dir + "/c.txt"));
+}
+
+TEST_CASE("A new --out leaves out the configuration file's other outputs, unless they are given again",
+          "[dataset]") {
+  const std::string dir = scratch_dir("out-over-config");
+  // A run's resolved configuration names its outputs, as configs/sample.toml does.
+  REQUIRE(run_cli(sample_align(kModels + "en.vec", kModels + "fr.vec", dir + "/first.tsv") + " --scores '" + dir +
+                  "/first-scores.tsv' --reranker none")
+              .exit_code == 0);
+  const std::string first_scores = read_file(dir + "/first-scores.tsv");
+  const std::string config = "--config '" + dir + "/first.tsv.config.toml'";
+  const auto again = run_cli("align " + config + " --out '" + dir + "/second.tsv' --k 5", true);
+  REQUIRE(again.exit_code == 0);
+  CHECK_THAT(again.output, Catch::Contains("its output.scores (" + dir +
+                                           "/first-scores.tsv) is not written, since --out was given"));
+  CHECK(read_file(dir + "/first-scores.tsv") == first_scores);  // the first run's scores, untouched
+  CHECK_THAT(again.output, Catch::Contains("wrote " + dir + "/second.tsv and " + dir + "/second.tsv.config.toml"));
+  // Given again on the command line, it is written; the log names every file written.
+  const auto with_scores = run_cli(
+      "align " + config + " --out '" + dir + "/third.tsv' --scores '" + dir + "/third-scores.tsv' --k 5", true);
+  REQUIRE(with_scores.exit_code == 0);
+  CHECK(fs::exists(dir + "/third-scores.tsv"));
+  CHECK_THAT(with_scores.output,
+             Catch::Contains("wrote " + dir + "/third.tsv, " + dir + "/third-scores.tsv and "));
+  CHECK_THAT(with_scores.output, !Catch::Contains("is not written"));
+  // Without --out the file's outputs are the run's, all of them.
+  const auto same = run_cli("align " + config, true);
+  REQUIRE(same.exit_code == 0);
+  CHECK(read_file(dir + "/first-scores.tsv") == first_scores);
+  CHECK_THAT(same.output, Catch::Contains("wrote " + dir + "/first.tsv, " + dir + "/first-scores.tsv and "));
+}
+
+TEST_CASE("An unknown TERMALIGN_LOG_LEVEL is ignored with a warning, not a silenced log", "[conveniences]") {
+  const auto outcome = run("TERMALIGN_LOG_LEVEL=bogus '" + std::string(TERMALIGN_CLI) +
+                           "' evaluate --gold /nonexistent/gold.txt --pred /nonexistent/pred.txt 2>&1");
+  CHECK(outcome.exit_code == 3);
+  CHECK_THAT(outcome.output, Catch::Contains("TERMALIGN_LOG_LEVEL='bogus' is not a level"));
+  CHECK_THAT(outcome.output, Catch::Contains("/nonexistent/gold.txt"));
+  const auto quiet = run("TERMALIGN_LOG_LEVEL=off '" + std::string(TERMALIGN_CLI) +
+                         "' evaluate --gold /nonexistent/gold.txt --pred /nonexistent/pred.txt 2>&1");
+  CHECK(quiet.exit_code == 3);
+  CHECK(quiet.output.empty());
+}
+
 // --- --explain -----------------------------------------------------------------------------------------------
 
 TEST_CASE("align --explain gives every output pair the parts of its score", "[explain]") {

@@ -475,12 +475,14 @@ TEST_CASE("robustness: a configuration with a syntax error", "[robustness]") {
   check_config_rejected("config-syntax", "[scoring]\nk = = 3\n", 3, ":2: ", "");
 }
 
-TEST_CASE("robustness: a missing configuration file and an unknown flag are usage errors", "[robustness]") {
+TEST_CASE("robustness: a missing configuration file is an input error, an unknown flag a usage error",
+          "[robustness]") {
   const Scratch scratch("config-missing");
   AlignRun run;
   SECTION("missing configuration") {
     run.extra += " --config " + scratch.file("no-such.toml");
-    check_rejected(scratch, run, 2, {"--config: File does not exist: " + scratch.file("no-such.toml")});
+    check_stopped_at_once(check_rejected(
+        scratch, run, 3, {scratch.file("no-such.toml") + ": cannot open file: No such file or directory"}));
   }
   SECTION("unknown flag") {
     run.extra += " --tile-size 4";
@@ -532,6 +534,81 @@ TEST_CASE("robustness: train-reranker's model path in a missing folder", "[robus
   CHECK(outcome.exit_code == 4);
   CHECK_THAT(outcome.errors, Catch::Contains(run.out + ": cannot create output file: No such file or directory"));
   check_stopped_at_once(outcome);
+  CHECK(scratch.temporary_files().empty());
+}
+
+TEST_CASE("robustness: an output path that is a folder stops the run before its work", "[robustness]") {
+  const Scratch scratch("out-folder");
+  AlignRun run;
+  run.out = scratch.file("folder");
+  fs::create_directory(run.out);
+  const Outcome outcome = run_cli(scratch, run.arguments());
+  INFO("stderr: " << outcome.errors);
+  CHECK(outcome.exit_code == 4);
+  CHECK_THAT(outcome.errors, Catch::Contains(run.out + ": is a folder, not a file"));
+  check_stopped_at_once(outcome);
+  CHECK(fs::is_directory(run.out));
+  CHECK(fs::is_empty(run.out));
+  CHECK(scratch.temporary_files().empty());
+}
+
+TEST_CASE("robustness: a bad re-ranker or mapping path stops the run before its work", "[robustness]") {
+  const Scratch scratch("early-checks");
+  AlignRun run;
+  SECTION("a re-ranker file that is no model") {
+    const std::string model = scratch.write("model.txt", "not a model\n");
+    run.extra += " --reranker " + model;
+    check_stopped_at_once(check_rejected(scratch, run, 3, {model + ":1: not a termalign re-ranker model"}));
+  }
+  SECTION("a corpus model without the corpora") {
+    run.extra += " --reranker " + std::string(TERMALIGN_SOURCE_DIR) + "/models/reranker-enfr-corpus.txt";
+    check_stopped_at_once(check_rejected(
+        scratch, run, 3,
+        {"reranker-enfr-corpus.txt: the model uses the corpus feature", "this run has no corpora"}));
+  }
+  SECTION("a mapping to save in a missing folder") {
+    const std::string mapping = scratch.file("missing/mapping.bin");
+    run.extra += " --save-mapping " + mapping;
+    check_stopped_at_once(check_rejected(scratch, run, 4, {mapping + ": its folder", "does not exist"}));
+  }
+}
+
+// train-reranker on the sample with `extra` flags (one stage, logistic: the quickest training).
+Outcome train_sample(const Scratch& scratch, const std::string& extra, bool with_gold = true) {
+  AlignRun run;
+  run.out = scratch.file("model.txt");
+  run.extra += " --stages 1 " +
+               std::string(extra.find("--learner") == std::string::npos ? "--learner logistic " : "") + extra;
+  std::vector<std::string> arguments = run.arguments();
+  arguments.front() = "train-reranker";
+  if (with_gold) arguments.insert(arguments.end(), {"--gold", kSample + "terms-en-fr.txt"});
+  return run_cli(scratch, arguments);
+}
+
+TEST_CASE("robustness: train-reranker rejects training values that would train nothing", "[robustness]") {
+  const Scratch scratch("reranker-values");
+  const std::pair<std::string, std::string> cases[] = {
+      {"--rounds -5", "Training option rounds (--rounds) must be at least 1 (got -5)."},
+      {"--max-depth 0", "Training option max_depth (--max-depth) must be at least 1 (got 0)."},
+      {"--second-rounds 0", "Training option second_rounds (--second-rounds) must be at least 1 (got 0)."},
+      {"--eta 0", "Training option eta (--eta) must be in (0, 1] (got 0)."},
+      {"--eta 1.5", "Training option eta (--eta) must be in (0, 1] (got 1.5)."},
+      {"--l2 -3", "Training option l2 (--l2) must be 0 or more (got -3)."},
+      {"--learner tree", "Unknown learner 'tree': expected logistic, trees, ranking or auto."}};
+  for (const auto& [flags, message] : cases) {
+    INFO(flags);
+    const Outcome outcome = train_sample(scratch, flags);
+    INFO("stderr: " << outcome.errors);
+    CHECK(outcome.exit_code == 2);
+    CHECK_THAT(outcome.errors, Catch::Contains(message));
+    check_stopped_at_once(outcome);
+    CHECK_FALSE(fs::exists(scratch.file("model.txt")));
+  }
+  // More folds than source terms: each fold needs terms of its own (checked once the lists are read).
+  const Outcome outcome = train_sample(scratch, "--folds 1000");
+  CHECK(outcome.exit_code == 2);
+  CHECK_THAT(outcome.errors, Catch::Contains("1000 folds for 184 source terms"));
+  CHECK_FALSE(fs::exists(scratch.file("model.txt")));
   CHECK(scratch.temporary_files().empty());
 }
 
@@ -673,9 +750,10 @@ TEST_CASE("robustness: evaluate with the gold's or the predictions' columns swap
   outcome = run_cli(scratch, {"evaluate", "--gold", gold, "--pred", kSample + "terms-en-fr.txt"});
   CHECK(outcome.exit_code == 3);
   CHECK_THAT(outcome.errors, Catch::Contains(kSample +
-                                             "terms-en-fr.txt: the columns look swapped: 150 of 150 pairs "
-                                             "are gold pairs of " +
+                                             "terms-en-fr.txt: the columns of this file or of the gold look "
+                                             "swapped: 150 of 150 pairs are gold pairs of " +
                                              gold + " reversed"));
+  CHECK_THAT(outcome.errors, Catch::Contains("give the term lists (--src-terms, --tgt-terms) to tell which"));
   arguments.push_back("--allow-reversed");
   outcome = run_cli(scratch, arguments);
   CHECK(outcome.exit_code == 0);

@@ -76,7 +76,7 @@ def test_the_same_list_with_either_tile_kernel(tmp_path, sample_pairs):
             assert [(s, t) for s, t, _ in termalign.align(config=CONFIG)] == expected
     finally:
         termalign.set_tile_kernel("auto")
-    with pytest.raises(termalign.UsageError, match="auto, eigen or openblas"):
+    with pytest.raises(termalign.UsageError, match="'auto', 'eigen' or 'openblas'"):
         termalign.set_tile_kernel("blas")
 
 
@@ -136,6 +136,32 @@ def test_evaluate_gives_the_keys_and_values_of_evaluate_json(cli_run):
     assert termalign.evaluate(GOLD, pairs, src_terms=SRC_TERMS, tgt_terms=TGT_TERMS) == expected
     with pytest.raises(termalign.UsageError):
         termalign.evaluate(GOLD, submission, ignore_oov=True)  # needs the term lists
+    # align()'s own triples score alike.
+    triples = termalign.align(config=CONFIG)
+    assert termalign.evaluate(GOLD, triples, src_terms=SRC_TERMS, tgt_terms=TGT_TERMS) == expected
+
+
+@pytest.mark.parametrize("pairs, message", [
+    (["1st key\t1er mot-clé"], "Pair 1 is a string"),  # lines of a file are no pairs
+    ([("a", "b"), "ab"], "Pair 2 is a string"),  # nor is a string of two letters
+    ([("a", "b", "c", "d")], "Pair 1 has 4 items"),
+    ([("a",)], "Pair 1 has 1 items"),
+    ([("a", 1)], "Pair 1: its source and target must be strings"),
+    ([("a", "b", "high")], "its score a number"),
+    ([3], "Pair 1 is not a"),
+])
+def test_evaluate_rejects_what_is_not_a_pair(pairs, message):
+    with pytest.raises(termalign.UsageError, match=message):
+        termalign.evaluate([("a", "b")], pairs)
+    with pytest.raises(termalign.UsageError, match=message):
+        termalign.evaluate(pairs, [("a", "b")])
+
+
+def test_align_writes_no_file_and_says_so_when_asked_to(tmp_path):
+    for keyword in ("out", "scores", "explain"):
+        with pytest.raises(termalign.UsageError, match=f"writes no file, so it takes no {keyword}="):
+            termalign.align(config=CONFIG, **{keyword: str(tmp_path / "x.tsv")})
+    assert not any(tmp_path.iterdir())
 
 
 def test_aligner_stages_with_numpy(sample_pairs):
@@ -262,3 +288,14 @@ def test_train_reranker_reports_its_cross_validated_list_and_its_model_aligns(tm
 def test_train_reranker_needs_a_gold():
     with pytest.raises(termalign.UsageError, match="needs the gold"):
         termalign.train_reranker(config=ROOT / "configs" / "sample.toml", learner="logistic")
+
+
+@pytest.mark.parametrize("options, message", [
+    ({"rounds": 0}, r"rounds \(--rounds\) must be at least 1"),
+    ({"eta": 0.0}, r"eta \(--eta\) must be in \(0, 1\]"),
+    ({"l2": -1.0}, r"l2 \(--l2\) must be 0 or more"),
+    ({"learner": "forest"}, "expected logistic, trees, ranking or auto"),
+])
+def test_train_reranker_rejects_values_that_would_train_nothing(options, message):
+    with pytest.raises(termalign.UsageError, match=message):
+        termalign.train_reranker(config=ROOT / "configs" / "sample.toml", gold=GOLD, **options)

@@ -40,18 +40,15 @@ void add_ablate_command(CLI::App& app) {
   command
       ->add_option("--grid", arguments->grid,
                    "Grid file (TOML): [base] options, [dataset] gold, [grid] option = [values], [output] dir")
-      ->required()
-      ->check(CLI::ExistingFile);
+      ->required();
   command
       ->add_option("--plot-script", arguments->options.plot_script,
                    "scripts/plot_curve.py, run with /usr/bin/python3 to draw the best run's curve")
       ->capture_default_str();
-  command
-      ->add_option(
-          "--base", arguments->base,
-          "A configuration (e.g. configs/ablations/k10.toml) over the grid's [base]: every run starts from "
-          "it")
-      ->check(CLI::ExistingFile);
+  command->add_option(
+      "--base", arguments->base,
+      "A configuration (e.g. configs/ablations/k10.toml) over the grid's [base]: every run starts from "
+      "it");
   command->callback([arguments] {
     AblationGrid grid = read_grid(arguments->grid);
     if (!arguments->base.empty()) {

@@ -101,8 +101,8 @@ const std::map<std::string, std::string>& option_help() {
 std::shared_ptr<AlignOptions> AlignOptions::add(CLI::App* command, bool with_outputs) {
   auto state = std::make_shared<AlignOptions>();
   AlignOptions& a = *state;
-  command->add_option("--config", a.config_path, "TOML configuration; flags given on the command line override it")
-      ->check(CLI::ExistingFile);
+  command->add_option("--config", a.config_path,
+                      "TOML configuration; flags given on the command line override it");
   const AlignConfig defaults;
   for (const OptionName& name : option_names()) {
     const auto help = option_help().find(name.flag);

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "termalign/config.h"
+#include "termalign/logging.h"
 
 namespace termalign::cli {
 
@@ -30,6 +31,25 @@ struct AlignOptions {
   AlignConfig resolve(std::string* dataset_gold = nullptr) const {
     AlignConfig config;
     if (!config_path.empty()) load_config(config_path, config);
+    const auto typed = [this](const std::string& flag) {
+      for (const auto& [name, parsed] : given) {
+        if (name == flag) return parsed->count() > 0;
+      }
+      return false;
+    };
+    // A new --out starts a new run's outputs: the file's other outputs, those of the run it was written for
+    // (a resolved O.config.toml names them), would otherwise be overwritten unasked.
+    if (typed("out")) {
+      for (auto [flag, path] :
+           {std::pair{"scores", &config.output.scores}, std::pair{"explain", &config.output.explain}}) {
+        if (path->empty() || typed(flag)) continue;
+        logger().warn(
+            "{}: its output.{} ({}) is not written, since --out was given on the command line; give --{} "
+            "to write it too",
+            config_path, flag, *path, flag);
+        path->clear();
+      }
+    }
     for (const auto& [flag, parsed] : given) {
       if (parsed->count()) set_option_text(config, flag, values.at(flag));
     }

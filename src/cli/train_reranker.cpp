@@ -3,6 +3,7 @@
 
 #include "align_options.h"
 #include "commands.h"
+#include "termalign/error.h"
 #include "termalign/io.h"
 #include "termalign/reranker.h"
 #include "termalign/training.h"
@@ -15,7 +16,9 @@ void add_train_reranker_command(CLI::App& app) {
   auto options = AlignOptions::add(command, false);
   auto training = std::make_shared<RerankerTrainingOptions>();
   auto model_path = std::make_shared<std::string>();
-  command->add_option("--gold", training->gold, "Gold pairs of the training dataset")->required();
+  command->add_option(
+      "--gold", training->gold,
+      "Required (unless --data-dir holds terms-<l1>-<l2>.txt): gold pairs of the training dataset");
   command->add_option("--out", *model_path, "Model file to write")->required();
   command->add_option("--folds", training->folds, "Cross-validation folds over source terms")
       ->capture_default_str();
@@ -40,7 +43,7 @@ void add_train_reranker_command(CLI::App& app) {
   command
       ->add_option("--ablation", training->ablation,
                    "Also the cross-validated AP with each feature group left out")
-      ->capture_default_str();
+      ->default_str("false");
   auto report_path = std::make_shared<std::string>();
   command->add_option("--report", *report_path, "Write the Markdown table of the cross-validated figures here");
   auto held_out_path = std::make_shared<std::string>();
@@ -51,7 +54,12 @@ void add_train_reranker_command(CLI::App& app) {
     // The model's temporary file is created before the training, as align does with its outputs: a folder that
     // is missing or cannot be written stops the command at once, not after the training.
     AtomicFile model_file(*model_path);
-    const RerankerTrainingResult result = train_reranker(options->resolve(), *training);
+    std::string dataset_gold;
+    const AlignConfig config = options->resolve(&dataset_gold);
+    if (training->gold.empty()) training->gold = dataset_gold;
+    if (training->gold.empty())
+      throw_usage_error("A gold is needed: give --gold, or a --data-dir that holds terms-<l1>-<l2>.txt.");
+    const RerankerTrainingResult result = train_reranker(config, *training);
     model_file.write(format_reranker(result.model));
     const std::string report = format_training_report(result, training->folds);
     if (!report_path->empty()) {

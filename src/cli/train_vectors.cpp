@@ -37,7 +37,8 @@ void add_train_vectors_command(CLI::App& app) {
                    "Training threads; 1 with a fixed --seed gives the same vectors on every run, more do not")
       ->capture_default_str();
   command->add_option("--seed", o.seed, "Random seed")->capture_default_str();
-  command->add_option("--lowercase", o.lowercase, "Lower-case the corpus and the terms")->capture_default_str();
+  command->add_option("--lowercase", o.lowercase, "Lower-case the corpus and the terms")
+      ->default_str(o.lowercase ? "true" : "false");
   command->callback([flags] {
     flags->options.model = parse_vector_model(flags->model);
     train_vectors(flags->options);
