@@ -8,6 +8,7 @@
 #include "termalign/compositional.h"
 #include "termalign/logging.h"
 #include "termalign/parallel.h"
+#include "termalign/sanity.h"
 #include "termalign/word_translation.h"
 
 namespace termalign {
@@ -113,6 +114,12 @@ void add_corpus_evidence(const CorpusEvidenceOptions& options, const TermList& s
       gather_corpus_statistics(options.source_corpus, source_terms.terms, corpus_options);
   const CorpusStatistics target_corpus =
       gather_corpus_statistics(options.target_corpus, target_terms.terms, corpus_options);
+  const auto found = [](const CorpusStatistics& corpus) {
+    return static_cast<std::size_t>(std::count_if(corpus.term_count.begin(), corpus.term_count.end(),
+                                                  [](std::uint64_t count) { return count > 0; }));
+  };
+  check_terms_in_corpora(source_terms, found(source_corpus), options.source_corpus, target_terms,
+                         found(target_corpus), options.target_corpus);
   const std::vector<SparseVector> translations =
       translate_context_words(options, source_corpus, target_corpus, source, target, mapping, seed);
 

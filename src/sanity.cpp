@@ -149,4 +149,30 @@ void check_terms_against_vectors(const TermList& source_terms, const TermList& t
   }
 }
 
+void check_terms_in_corpora(const TermList& source_terms, std::size_t source_found,
+                            const std::string& source_corpus, const TermList& target_terms,
+                            std::size_t target_found, const std::string& target_corpus) {
+  const auto share = [](std::size_t found, const TermList& terms) {
+    return terms.size() ? static_cast<double>(found) / static_cast<double>(terms.size()) : 1.0;
+  };
+  const double source_share = share(source_found, source_terms), target_share = share(target_found, target_terms);
+  const bool both_low = source_share < kLowCorpusCoverage && target_share < kLowCorpusCoverage;
+  const struct {
+    const char* name;
+    const TermList& terms;
+    double share;
+    const std::string& corpus;
+  } sides[] = {{"source", source_terms, source_share, source_corpus},
+               {"target", target_terms, target_share, target_corpus}};
+  for (const auto& side : sides) {
+    if (side.share >= kLowCorpusCoverage) continue;
+    logger().warn(
+        "{}: only {:.0f} % of the {} terms ({}) occur in this corpus, where a comparable corpus of the task holds "
+        "every term of its list, so the corpus evidence says little; {}",
+        side.corpus, 100 * side.share, side.name, side.terms.path,
+        both_low ? "are --src-corpus and --tgt-corpus swapped, or corpora of other texts?"
+                 : "is it the corpus these terms were found in?");
+  }
+}
+
 }  // namespace termalign

@@ -736,6 +736,32 @@ TEST_CASE("robustness: term lists of another language than the vectors", "[robus
                   "are the vectors " + run.tgt_vectors + " of the term list's language?"});
 }
 
+TEST_CASE("robustness: corpora swapped, or of other texts, are named in a warning", "[robustness]") {
+  const Scratch scratch("corpora-swapped");
+  AlignRun run;
+  const std::string en = kSample + "corpus-en.txt", fr = kSample + "corpus-fr.txt";
+  run.extra += " --src-corpus " + fr + " --tgt-corpus " + en;
+  check_accepted(scratch, run,
+                 {fr + ": only 17 % of the source terms (" + run.src_terms + ") occur in this corpus",
+                  en + ": only 11 % of the target terms (" + run.tgt_terms + ") occur in this corpus",
+                  "are --src-corpus and --tgt-corpus swapped"});
+  // One corpus of other texts: that one is named, as such.
+  const std::string other = scratch.write("other.txt", "Nothing of the kind.\nAnother sentence.\n");
+  AlignRun one_wrong;
+  one_wrong.extra += " --src-corpus " + other + " --tgt-corpus " + fr;
+  const Scratch scratch_one("corpus-other");
+  check_accepted(scratch_one, one_wrong,
+                 {other + ": only 0 % of the source terms", "is it the corpus these terms were found in?"});
+  // The right corpora: no such warning.
+  AlignRun right;
+  right.extra += " --src-corpus " + en + " --tgt-corpus " + fr;
+  const Scratch scratch_right("corpora-right");
+  right.out = scratch_right.file("out.tsv");
+  const Outcome outcome = run_cli(scratch_right, right.arguments());
+  CHECK(outcome.exit_code == 0);
+  CHECK_THAT(outcome.errors, !Catch::Contains("occur in this corpus"));
+}
+
 TEST_CASE("robustness: evaluate with the gold's or the predictions' columns swapped", "[robustness]") {
   const Scratch scratch("gold-swapped");
   const std::string gold = scratch.write("gold.tsv", swapped_columns(kSample + "terms-en-fr.txt"));
