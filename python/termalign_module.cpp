@@ -13,6 +13,7 @@
 #include <tuple>
 #include <vector>
 
+#include "termalign/ablation.h"
 #include "termalign/align.h"
 #include "termalign/aligner.h"
 #include "termalign/config.h"
@@ -399,6 +400,48 @@ PYBIND11_MODULE(termalign, m) {
       "ablation=True), the candidate recall, "
       "and the cross-validated list `held_out` as (source, target, gold, fold, score) tuples, best first.\n"
       "options: align's, as in align(); gold: the gold pairs' file, or the data_dir's.");
+
+  m.def(
+      "ablate",
+      [](py::object grid, py::object base, py::object plot_script) {
+        const auto path = [](const py::object& value) {
+          return py::module_::import("os").attr("fspath")(value).cast<std::string>();
+        };
+        const std::string grid_path = path(grid);
+        const std::string base_path = base.is_none() ? std::string() : path(base);
+        AblationOptions options;
+        if (!plot_script.is_none()) options.plot_script = path(plot_script);
+        follow_python_level();
+        AblationResult result;
+        {
+          py::gil_scoped_release release;
+          AblationGrid read = read_grid(grid_path);
+          if (!base_path.empty()) {
+            // As `termalign ablate --base`: its keys over the grid's [base].
+            load_config(base_path, read.base);
+            read.base.validate();
+          }
+          result = run_ablation(read, options);
+        }
+        py::module_ json = py::module_::import("json");
+        py::list runs;
+        for (const AblationRun& run : result.runs) {
+          py::dict row = json.attr("loads")(format_json(run.evaluation));
+          py::dict values;
+          for (std::size_t a = 0; a < result.options.size() && a < run.labels.size(); ++a)
+            values[py::str(result.options[a])] = run.labels[a];
+          row["run"] = run.number;
+          row["options"] = values;
+          row["seconds"] = run.seconds;
+          runs.append(row);
+        }
+        return runs;
+      },
+      py::arg("grid"), py::arg("base") = py::none(), py::arg("plot_script") = py::none(),
+      "Runs a grid as `termalign ablate --grid GRID [--base BASE]` does, writing the same files into the grid's "
+      "[output] dir: the runs, best AP first, as dicts of `termalign evaluate --json`'s keys plus `run` (its "
+      "number), `options` (each varied option's value, as in results.md) and `seconds`. plot_script: "
+      "scripts/plot_curve.py to draw the best run's curve (default: none).");
 
   py::class_<Aligner>(m, "Aligner",
                       "The align pipeline by stages, keeping the vectors it loaded for the runs after:\n"

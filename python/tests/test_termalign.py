@@ -299,3 +299,35 @@ def test_train_reranker_needs_a_gold():
 def test_train_reranker_rejects_values_that_would_train_nothing(options, message):
     with pytest.raises(termalign.UsageError, match=message):
         termalign.train_reranker(config=ROOT / "configs" / "sample.toml", gold=GOLD, **options)
+
+
+def test_ablate_runs_a_grid_and_each_run_scores_as_align_does(tmp_path):
+    models = ROOT / "models" / "sample"
+    grid = tmp_path / "grid.toml"
+    grid.write_text(
+        "[base.input]\n"
+        f'src_vectors = "{models / "en.vec"}"\ntgt_vectors = "{models / "fr.vec"}"\n'
+        f'seed = "{SAMPLE / "seed-en-fr.txt"}"\nsrc_terms = "{SRC_TERMS}"\ntgt_terms = "{TGT_TERMS}"\n'
+        'reranker = "none"\n[base.mapping]\nrefine_iterations = 0\n'
+        f'[dataset]\ngold = "{GOLD}"\n[output]\ndir = "out"\n'
+        '[grid]\n"scoring.k" = [3, 10]\n"orthography.weight" = [0.0, 0.1]\n')
+    runs = termalign.ablate(grid)
+    assert len(runs) == 4
+    assert [r["ap"] for r in runs] == sorted((r["ap"] for r in runs), reverse=True)
+    assert sorted(r["run"] for r in runs) == [1, 2, 3, 4]
+    for run in runs:
+        k, weight = int(run["options"]["scoring.k"]), float(run["options"]["orthography.weight"])
+        pairs = termalign.align(src_vectors=models / "en.vec", tgt_vectors=models / "fr.vec",
+                                seed=SAMPLE / "seed-en-fr.txt", src_terms=SRC_TERMS, tgt_terms=TGT_TERMS,
+                                reranker="none", refine_iterations=0, k=k, orthographic_weight=weight)
+        direct = termalign.evaluate(GOLD, pairs, src_terms=SRC_TERMS, tgt_terms=TGT_TERMS)
+        assert run["ap"] == pytest.approx(direct["ap"], abs=1e-12)
+        assert run["seconds"] > 0
+    # The same files as the CLI's runner, the best run first in results.csv.
+    out = tmp_path / "out"
+    assert (out / "results.md").exists() and (out / "best.config.toml").exists()
+    assert not (out / "best.curve.png").exists()  # no plot_script given
+    best_line = (out / "results.csv").read_text().splitlines()[1]
+    assert best_line.startswith(f"{runs[0]['run']},")
+    with pytest.raises(termalign.InputError, match="cannot open file"):
+        termalign.ablate(tmp_path / "missing.toml")
