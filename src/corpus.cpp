@@ -28,7 +28,8 @@ class TermMatcher {
  public:
   explicit TermMatcher(const std::vector<std::string>& terms) : nodes_(1) {
     for (std::size_t t = 0; t < terms.size(); ++t) {
-      const std::vector<std::string> tokens = tokenize(terms[t]);
+      // Lower-cased as the corpus lines are (count_occurrences): a term written with capitals is found too.
+      const std::vector<std::string> tokens = tokenize(to_lower(terms[t]));
       if (tokens.empty()) continue;
       std::uint32_t node = 0;
       for (const std::string& token : tokens) {

@@ -126,6 +126,7 @@ RunScale run_scale(const std::vector<float>& values, int threads) {
   for (std::size_t begin = 0; begin < n;) {
     std::size_t end = begin;
     while (end < n && values[at(end)] == values[at(begin)]) ++end;
+    if (end == begin) ++end;  // a NaN equals nothing, itself included: its own group
     const float q = static_cast<float>(0.5 * static_cast<double>(begin + end - 1) / last);
     for (std::size_t i = begin; i < end; ++i) scale.quantile[at(i)] = q;
     begin = end;

@@ -17,8 +17,9 @@ WordVectors mapped_word_vectors(const std::vector<std::string>& words, const Ter
   // In blocks of rows of fixed bounds: one product per block (a product per word took a second per 100k words),
   // whose rounding depends on the block, not on the thread count.
   constexpr Eigen::Index kBlock = 2048;
+  const int thread_count = resolve_threads(threads);  // before SerialEigenProducts, which sets the default to 1
   SerialEigenProducts serial_products;
-  parallel_for(static_cast<std::size_t>((n + kBlock - 1) / kBlock), threads, [&](std::size_t block) {
+  parallel_for(static_cast<std::size_t>((n + kBlock - 1) / kBlock), thread_count, [&](std::size_t block) {
     const Eigen::Index first = static_cast<Eigen::Index>(block) * kBlock, rows = std::min(kBlock, n - first);
     Matrix composed = Matrix::Zero(rows, transform.rows());
     RowVector vector;
@@ -46,7 +47,11 @@ std::vector<std::vector<std::uint32_t>> nearest_rows(const WordVectors& from, co
   std::vector<std::vector<std::uint32_t>> nearest(rows);
   if (to.vectors.rows() == 0 || k == 0) return nearest;
   constexpr std::size_t kBlock = 256;
-  parallel_for((rows + kBlock - 1) / kBlock, threads, [&](std::size_t block) {
+  // Each block's product single-threaded on any path, so that its rounding (and the ties) do not depend on the
+  // thread count.
+  const int thread_count = resolve_threads(threads);
+  SerialEigenProducts serial_products;
+  parallel_for((rows + kBlock - 1) / kBlock, thread_count, [&](std::size_t block) {
     const std::size_t begin = block * kBlock, end = std::min(rows, begin + kBlock);
     const Matrix similarities =
         from.vectors.middleRows(static_cast<Eigen::Index>(begin), static_cast<Eigen::Index>(end - begin)) *

@@ -114,6 +114,12 @@ TEST_CASE("corpus statistics equal brute force, on any thread count and across m
   }
   CHECK(expected.count[1] > 0);  // the multi-word terms do occur
   CHECK(expected.count[5] == 0);
+  // Terms written with capitals are found as their lower-case forms are: the corpus is lower-cased, so are they.
+  std::vector<std::string> capitalised = {"Menu",    "Menu Déroulant", "DROP-DOWN menu",  "Base de Données",
+                                          "FICHIER", "Absent Term",    "De L'utilisateur"};
+  const CorpusStatistics statistics = gather_corpus_statistics(path, capitalised, CorpusOptions{3, 2, 0});
+  CHECK(statistics.term_count == expected.count);
+  CHECK(statistics.term_sentences == expected.sentences);
 }
 
 TEST_CASE("corpus statistics: bad input names the file and line", "[corpus]") {

@@ -36,8 +36,9 @@ struct CorpusStatistics {
 };
 
 // One pass over `path` (one sentence per line, UTF-8), lower-cased and tokenised as `train-vectors` does
-// (tokenize()); `terms` (lower-case, as the term lists are) are found as token sequences. A missing or unreadable
-// corpus, or invalid UTF-8 (file:line), is an input error. Logs its progress (bytes read) when it lasts.
+// (tokenize()); `terms` are found as token sequences, lower-cased alike (`Drop-down Menu` as `drop-down menu`). A
+// missing or unreadable corpus, or invalid UTF-8 (file:line), is an input error. Logs its progress (bytes read)
+// when it lasts.
 CorpusStatistics gather_corpus_statistics(const std::string& path, const std::vector<std::string>& terms,
                                           const CorpusOptions& options = {});
 
