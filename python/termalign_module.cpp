@@ -6,6 +6,7 @@
 #include <pybind11/stl.h>
 #include <spdlog/sinks/base_sink.h>
 
+#include <cmath>
 #include <cstdint>
 #include <memory>
 #include <mutex>
@@ -19,6 +20,7 @@
 #include "termalign/config.h"
 #include "termalign/error.h"
 #include "termalign/evaluation.h"
+#include "termalign/explain.h"
 #include "termalign/lexicon.h"
 #include "termalign/logging.h"
 #include "termalign/mapping.h"
@@ -297,6 +299,62 @@ PYBIND11_MODULE(termalign, m) {
       "Aligns two term lists: the ranked, capped list as (source, target, score) tuples, best first.\n"
       "config: a TOML configuration file; options: the CLI's flags with underscores (src_vectors=, seed=, top_m=,"
       " ...), over the file. Writes nothing but a mapping asked for with save_mapping.");
+
+  m.def(
+      "explain",
+      [](py::object config, py::kwargs options) {
+        const AlignConfig resolved = make_config(config, options);
+        follow_python_level();
+        std::string text;
+        {
+          py::gil_scoped_release release;
+          const CandidateSet candidates = generate_candidates(resolved, false);
+          const std::vector<RankedIndex> ranked =
+              rank_candidate_indices(candidates, candidate_scores(candidates, resolved), resolved.scoring.threads);
+          text = format_explanation(candidates, ranked, resolved);
+        }
+        // The TSV of `termalign align --explain` as dicts: rank an int, source and target strings, the rest
+        // floats.
+        std::vector<std::string> lines;
+        for (std::size_t begin = 0; begin < text.size();) {
+          const std::size_t end = text.find('\n', begin);
+          lines.push_back(text.substr(begin, end == std::string::npos ? std::string::npos : end - begin));
+          begin = end == std::string::npos ? text.size() : end + 1;
+        }
+        const auto fields = [](const std::string& line) {
+          std::vector<std::string> parts;
+          for (std::size_t begin = 0;;) {
+            const std::size_t tab = line.find('\t', begin);
+            parts.push_back(line.substr(begin, tab == std::string::npos ? std::string::npos : tab - begin));
+            if (tab == std::string::npos) return parts;
+            begin = tab + 1;
+          }
+        };
+        py::list rows;
+        if (lines.empty()) return rows;
+        const std::vector<std::string> header = fields(lines.front());
+        for (std::size_t l = 1; l < lines.size(); ++l) {
+          const std::vector<std::string> values = fields(lines[l]);
+          py::dict row;
+          for (std::size_t c = 0; c < header.size() && c < values.size(); ++c) {
+            if (header[c] == "source" || header[c] == "target") {
+              row[py::str(header[c])] = values[c];
+            } else if (header[c] == "rank") {
+              row[py::str(header[c])] = std::stoll(values[c]);
+            } else {
+              row[py::str(header[c])] = values[c] == "nan" ? std::nan("") : std::stod(values[c]);
+            }
+          }
+          rows.append(row);
+        }
+        return rows;
+      },
+      py::arg("config") = py::none(),
+      "The parts of each ranked pair's score, as `termalign align --explain` writes them: one dict per pair of "
+      "align()'s list, best first (rank, source, target, score, csls, cosine, r_T, r_S, orthographic, "
+      "orthographic_bonus; with a re-ranker its reranker_bias and each feature's value `feature:NAME` and "
+      "contribution "
+      "`contribution:NAME`, which with the bias sum to the score). Writes nothing.");
 
   m.def(
       "evaluate",

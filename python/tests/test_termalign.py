@@ -331,3 +331,17 @@ def test_ablate_runs_a_grid_and_each_run_scores_as_align_does(tmp_path):
     assert best_line.startswith(f"{runs[0]['run']},")
     with pytest.raises(termalign.InputError, match="cannot open file"):
         termalign.ablate(tmp_path / "missing.toml")
+
+
+def test_explain_gives_the_parts_of_each_pair_of_align(sample_pairs):
+    rows = termalign.explain(config=CONFIG)
+    assert [(r["source"], r["target"]) for r in rows] == [(s, t) for s, t, _ in sample_pairs]
+    assert [r["rank"] for r in rows] == list(range(1, len(rows) + 1))
+    for row, (_, _, score) in zip(rows, sample_pairs):
+        assert row["score"] == pytest.approx(score, abs=1e-5)
+        parts = row["reranker_bias"] + sum(v for k, v in row.items() if k.startswith("contribution:"))
+        assert parts == pytest.approx(row["score"], abs=1e-4)  # the re-ranker's parts sum to its score
+    plain = termalign.explain(config=CONFIG, reranker="none")
+    for row in plain:
+        assert row["csls"] == pytest.approx(2 * row["cosine"] - row["r_T"] - row["r_S"], abs=1e-5)
+        assert row["score"] == pytest.approx(row["csls"] + row["orthographic_bonus"], abs=1e-5)
