@@ -110,10 +110,14 @@ RerankerTrainingResult train_reranker(const AlignConfig& config, const RerankerT
     throw_input_error(options.gold, 0, "no candidate pair is in the gold: is it the gold of these term lists?");
   }
 
-  if (options.folds > candidates.source_terms.size()) {
-    throw_usage_error(
-        fmt::format("{} folds for {} source terms: each fold needs source terms of its own (--folds).",
-                    options.folds, candidates.source_terms.size()));
+  // A fold needs source terms of its own, and only terms with candidates count (a term without a vector has none).
+  std::vector<char> has_candidates(candidates.source_terms.size(), 0);
+  for (const std::uint32_t source : evidence.source) has_candidates[source] = 1;
+  const auto sources = static_cast<std::size_t>(std::count(has_candidates.begin(), has_candidates.end(), 1));
+  if (options.folds > sources) {
+    throw_usage_error(fmt::format(
+        "{} folds for {} source terms with candidates: each fold needs source terms of its own (--folds).",
+        options.folds, sources));
   }
   // Folds over source terms, so that no term is scored by a model trained on its own pairs.
   std::vector<std::uint32_t> fold_of(candidates.source_terms.size());

@@ -607,7 +607,7 @@ TEST_CASE("robustness: train-reranker rejects training values that would train n
   // More folds than source terms: each fold needs terms of its own (checked once the lists are read).
   const Outcome outcome = train_sample(scratch, "--folds 1000");
   CHECK(outcome.exit_code == 2);
-  CHECK_THAT(outcome.errors, Catch::Contains("1000 folds for 184 source terms"));
+  CHECK_THAT(outcome.errors, Catch::Contains("1000 folds for 181 source terms with candidates"));
   CHECK_FALSE(fs::exists(scratch.file("model.txt")));
   CHECK(scratch.temporary_files().empty());
 }
