@@ -67,6 +67,7 @@ PY=/usr/bin/python3
 # What the benchmarks need besides the build's packages (installed when missing; silent otherwise). NumPy on
 # Debian multiplies with whatever libblas.so.3 points at: the netlib reference BLAS (about 10x slower) unless an
 # OpenBLAS is installed, so libopenblas0-pthread is part of the list and checked below.
+"$ROOT/scripts/bootstrap.sh" --packages  # the build's packages, on a fresh machine
 "$ROOT/scripts/install-packages.sh" time python3-numpy python3-faiss libopenblas0-pthread libbenchmark-dev
 "$PY" -c "import numpy, faiss" || { echo "NumPy and faiss do not import in $PY" >&2; exit 1; }
 "$PY" -c "import numpy, sys; sys.exit('openblas' not in open('/proc/self/maps').read())" ||

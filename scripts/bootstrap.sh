@@ -1,8 +1,11 @@
 #!/usr/bin/env bash
 # Installs the Debian packages termalign needs (only those missing; silent when all are there) and builds it.
 # Usage: scripts/bootstrap.sh [build-dir] [extra cmake arguments...]
+#        scripts/bootstrap.sh --packages     only the packages (the other scripts' builds call it first)
 set -euo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+packages_only=0
+if [[ ${1:-} == --packages ]]; then packages_only=1; shift; fi
 build=${1:-$root/build}
 shift || true
 
@@ -10,6 +13,7 @@ packages=(build-essential cmake pkg-config libeigen3-dev libfasttext-dev libspdl
           libtomlplusplus-dev libicu-dev libopenblas-dev libdnnl-dev libbenchmark-dev python3-numpy python3-matplotlib clang
           libclang-rt-14-dev zlib1g-dev libxgboost-dev python3-dev python3-pybind11 python3-pytest)
 "$root/scripts/install-packages.sh" "${packages[@]}"
+((packages_only)) && exit 0
 
 # The Python module (build/python/) is part of the default build, so that the test suite covers it.
 cmake -S "$root" -B "$build" -DCMAKE_BUILD_TYPE=Release -DTERMALIGN_PYTHON=ON "$@" >/dev/null

@@ -9,6 +9,7 @@ set -euo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 build=$1
 shift
+"$root/scripts/bootstrap.sh" --packages  # on a fresh machine, the build's packages first
 mkdir -p "$build"
 # A folder configured by an older script with g++ cannot switch compilers in place: start it afresh.
 if [[ -f $build/CMakeCache.txt ]] && ! grep -q '^CMAKE_CXX_COMPILER:.*clang++' "$build/CMakeCache.txt"; then

@@ -14,6 +14,7 @@ root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 scaling=0
 if [[ ${1:-} == --scaling ]]; then scaling=1; shift; fi
 build=${1:-${TERMALIGN_MPI_BUILD_DIR:-$root/build-mpi}}
+"$root/scripts/bootstrap.sh" --packages  # on a fresh machine, the build's packages first
 "$root/scripts/install-packages.sh" libopenmpi-dev openmpi-bin
 cmake -S "$root" -B "$build" -DCMAKE_BUILD_TYPE=Release -DTERMALIGN_WITH_MPI=ON -DTERMALIGN_BUILD_TESTS=OFF \
   >/dev/null

@@ -627,8 +627,14 @@ class PipelineRun {
                                                                            target_.vectors.size());
     if (keeps_word_vectors_ && config_.scoring.neighbourhood == Neighbourhood::terms &&
         config_.scoring.spill_mb > 0 && word_bytes > config_.scoring.spill_mb * (std::size_t{1} << 20)) {
-      const std::string directory = std::filesystem::path(config_.output.out).parent_path().string();
-      const std::string folder = directory.empty() ? "." : directory;
+      // Beside the output; without one (a library or Python call), in the temporary folder ($TMPDIR), not in
+      // whatever the current folder is.
+      std::string folder = std::filesystem::path(config_.output.out).parent_path().string();
+      if (config_.output.out.empty()) {
+        std::error_code error;
+        folder = std::filesystem::temp_directory_path(error).string();
+      }
+      if (folder.empty()) folder = ".";
       if (source_spill_.spill(source_.vectors, folder, "the source word vectors") &&
           target_spill_.spill(target_.vectors, folder, "the target word vectors"))
         logger().info("the word vectors ({}) wait in a temporary file in {} during the scoring (spill_mb {})",

@@ -170,6 +170,11 @@ CslsSelection Aligner::score(const Matrix& X, const Matrix& Z) const {
     throw_usage_error("X and Z need the same number of columns (got " + std::to_string(X.cols()) + " and " +
                       std::to_string(Z.cols()) + ").");
   if (config_.scoring.k < 1) throw_usage_error("Option k must be at least 1.");
+  if (config_.scoring.neighbourhood != Neighbourhood::terms) {
+    throw_usage_error(
+        "Aligner::score takes the CSLS neighbourhoods within X and Z (`neighbourhood` \"terms\"); with "
+        "\"vocabulary\" they need the vocabularies' frequent words: run align() instead.");
+  }
   TileOptions tiles;
   tiles.rows = config_.scoring.tile_rows;
   tiles.cols = config_.scoring.tile_cols;

@@ -165,9 +165,7 @@ void AtomicFile::commit() {
   const bool closed = std::fclose(file_) == 0;
   file_ = nullptr;
   // mkstemp creates the file 0600; give it the usual permissions of a new file.
-  const mode_t mask = ::umask(0);
-  ::umask(mask);
-  ::chmod(temporary_path_.c_str(), 0666 & ~mask);
+  ::chmod(temporary_path_.c_str(), static_cast<mode_t>(new_file_permissions()));
   if (!flushed || !closed || std::rename(temporary_path_.c_str(), path_.c_str()) != 0) {
     const std::string reason = std::strerror(errno);
     std::remove(temporary_path_.c_str());
@@ -175,6 +173,21 @@ void AtomicFile::commit() {
     throw_output_error(path_, "cannot write: " + reason);
   }
   unregister_temporary_file(temporary_path_);
+}
+
+unsigned new_file_permissions() {
+  unsigned mask = 0022;
+  if (std::FILE* status = std::fopen("/proc/self/status", "r")) {
+    char line[256];
+    while (std::fgets(line, sizeof line, status)) {
+      if (std::strncmp(line, "Umask:", 6) == 0) {
+        mask = static_cast<unsigned>(std::strtoul(line + 6, nullptr, 8));
+        break;
+      }
+    }
+    std::fclose(status);
+  }
+  return 0666u & ~mask;
 }
 
 void write_file_atomically(const std::string& path, std::string_view text) {

@@ -6,6 +6,7 @@
 #include <atomic>
 #include <cstdint>
 #include <cstdlib>
+#include <memory>
 #include <mutex>
 #include <string>
 
@@ -17,7 +18,10 @@ constexpr const char* kPattern = "[%H:%M:%S.%e] [%^%l%$] ";
 
 spdlog::logger& logger() {
   static std::shared_ptr<spdlog::logger> instance = [] {
-    auto created = spdlog::stderr_color_mt("termalign");
+    // Not registered in spdlog's global registry: a program with a logger of its own named "termalign" (or one
+    // that drops all loggers) is left alone, and the library's stays its own.
+    auto created =
+        std::make_shared<spdlog::logger>("termalign", std::make_shared<spdlog::sinks::stderr_color_sink_mt>());
     created->set_pattern(std::string(kPattern) + "%v");
     created->set_level(spdlog::level::info);
     return created;

@@ -76,9 +76,7 @@ class ScratchFile {
   const std::string& path() const { return path_; }
   // Renames the file onto `target` with the usual permissions of a new file; it is no longer removed.
   void commit(const std::string& target) {
-    const mode_t mask = ::umask(0);
-    ::umask(mask);
-    ::chmod(path_.c_str(), 0666 & ~mask);
+    ::chmod(path_.c_str(), static_cast<mode_t>(new_file_permissions()));
     if (std::rename(path_.c_str(), target.c_str()) != 0) {
       throw_output_error(target, std::string("cannot rename the finished file onto it: ") + std::strerror(errno));
     }

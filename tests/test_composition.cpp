@@ -1,6 +1,7 @@
 #include <algorithm>
 #include <catch2/catch.hpp>
 #include <string>
+#include <type_traits>
 #include <unordered_set>
 #include <vector>
 
@@ -25,6 +26,11 @@ RowVector unit_sum(std::initializer_list<int> axes) {
   return v / v.norm();
 }
 }  // namespace
+
+// A composer keeps references to its vectors and normaliser: temporaries would dangle, so they do not compile.
+static_assert(!std::is_constructible_v<TermComposer, Embeddings&&, const Normalizer&, const CompositionOptions&>);
+static_assert(!std::is_constructible_v<TermComposer, const Embeddings&, Normalizer&&, const CompositionOptions&>);
+static_assert(std::is_constructible_v<TermComposer, const Embeddings&, const Normalizer&, const CompositionOptions&>);
 
 TEST_CASE("split_words splits on white space", "[composition]") {
   CHECK(split_words("  file  menu\tdrop ") == std::vector<std::string>{"file", "menu", "drop"});

@@ -8,6 +8,9 @@
 #endif
 #include <signal.h>
 #include <spawn.h>
+#include <spdlog/sinks/stdout_color_sinks.h>
+#include <spdlog/spdlog.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -26,6 +29,7 @@
 #include "termalign/error.h"
 #include "termalign/io.h"
 #include "termalign/lexicon.h"
+#include "termalign/logging.h"
 #include "termalign/resources.h"
 
 namespace fs = std::filesystem;
@@ -610,6 +614,30 @@ TEST_CASE("robustness: train-reranker rejects training values that would train n
   CHECK_THAT(outcome.errors, Catch::Contains("1000 folds for 181 source terms with candidates"));
   CHECK_FALSE(fs::exists(scratch.file("model.txt")));
   CHECK(scratch.temporary_files().empty());
+}
+
+// --- Process-wide state ----------------------------------------------------------------------------------------
+
+TEST_CASE("robustness: writing a file gives it the usual permissions and leaves the umask alone", "[robustness]") {
+  const Scratch scratch("umask");
+  const mode_t previous = ::umask(027);
+  CHECK(termalign::new_file_permissions() == 0640u);
+  const std::string path = scratch.file("written.txt");
+  termalign::write_file_atomically(path, "text\n");
+  struct stat status {};
+  REQUIRE(::stat(path.c_str(), &status) == 0);
+  CHECK((status.st_mode & 0777) == 0640);
+  CHECK(::umask(previous) == 027);  // as it was set: never 0, not even for a moment (it is read, not set)
+  CHECK(termalign::new_file_permissions() == (0666u & ~static_cast<unsigned>(previous)));
+}
+
+TEST_CASE("robustness: the library's logger is not in spdlog's registry, so a program may use its name",
+          "[robustness]") {
+  termalign::logger().info("the library's logger exists");
+  std::shared_ptr<spdlog::logger> program;
+  CHECK_NOTHROW(program = spdlog::stderr_color_mt("termalign"));
+  CHECK(program.get() != &termalign::logger());
+  spdlog::drop("termalign");
 }
 
 // --- Memory guard --------------------------------------------------------------------------------------------

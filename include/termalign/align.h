@@ -56,8 +56,10 @@ std::vector<RankedIndex> rank_candidate_indices(const CandidateSet& candidates, 
 std::vector<RankedPair> rank_candidates(const CandidateSet& candidates, const Eigen::VectorXd& scores,
                                         int threads = 1);
 
-// Runs the pipeline and returns the ranked, capped pairs (the best first). Does not write anything except the
-// mapping when config.output.save_mapping is set.
+// Runs the pipeline and returns the ranked, capped pairs (the best first). Writes nothing but what the
+// configuration asks besides the submission: the mapping (output.save_mapping) and the mapped vectors
+// (output.save_mapped_vectors); large word vectors may wait in a temporary file during the scoring
+// (scoring.spill_mb: beside output.out, else in the temporary folder), removed after it.
 std::vector<RankedPair> align_terms(const AlignConfig& config, AlignmentSummary* summary = nullptr,
                                     const ProcessGroup& group = single_process(), VectorCache* cache = nullptr);
 

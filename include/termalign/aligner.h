@@ -48,7 +48,8 @@ class Aligner {
   // The terms' unit vectors in the shared space (composed from the normalised vectors, mapped).
   ComposedTerms compose(const std::vector<std::string>& terms, Side side);
   // CSLS over X (n1 x d') and Z (n2 x d'): neighbourhood means and each row's candidates (config().scoring and
-  // ranking's top_m, mutual_m).
+  // ranking's top_m, mutual_m). The neighbourhoods are taken within X and Z (neighbourhood "vocabulary" is a usage
+  // error here: align() has it), and without align()'s memory guard, which sizes the tiles to the memory limit.
   CslsSelection score(const Matrix& X, const Matrix& Z) const;
   // The final list of scored candidates: ids in the term lists of `source_ids`/`target_ids` (ComposedTerms'
   // term_ids), each source's best top_m, cut at the BUCC cap of lists of these sizes (or config's cap).

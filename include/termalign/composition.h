@@ -19,9 +19,13 @@ std::vector<std::string> split_words(const std::string& term);
 
 // Looks up word vectors in `embeddings` (already normalised with `normalizer`), following the options: the token
 // as written, lower-cased, split on hyphens and apostrophes, then (with .bin) its subword vector, normalised.
+// Keeps references to `embeddings` and `normalizer`, which must outlive it (temporaries are refused).
 class TermComposer {
  public:
   TermComposer(const Embeddings& embeddings, const Normalizer& normalizer, const CompositionOptions& options);
+  TermComposer(Embeddings&&, const Normalizer&, const CompositionOptions&) = delete;
+  TermComposer(const Embeddings&, Normalizer&&, const CompositionOptions&) = delete;
+  TermComposer(Embeddings&&, Normalizer&&, const CompositionOptions&) = delete;
   // The mean of the term's token vectors, renormalised; false when no token is usable.
   bool compose(const std::string& term, RowVector& out) const;
   int dim() const { return embeddings_.dim(); }
@@ -45,6 +49,7 @@ struct ComposedTerms {
 ComposedTerms compose_terms(const std::vector<std::string>& terms, const TermComposer& composer, int threads = 0);
 
 // A list of terms and the composer of its language.
+// References: the list and the composer must outlive the call it is given to.
 struct TermsToCompose {
   const std::vector<std::string>& terms;
   const TermComposer& composer;

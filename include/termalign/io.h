@@ -41,4 +41,9 @@ class AtomicFile {
 // Writes `text` to `path` atomically.
 void write_file_atomically(const std::string& path, std::string_view text);
 
+// The permissions of a new file: 0666 less the process's umask, read from /proc/self/status (0022 assumed where it
+// cannot be read) without setting it, since umask() is process-wide: another thread creating a file meanwhile
+// would get the temporary value. AtomicFile gives its file these on commit (mkstemp creates it 0600).
+unsigned new_file_permissions();
+
 }  // namespace termalign

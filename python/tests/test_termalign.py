@@ -192,6 +192,11 @@ def test_aligner_stages_with_numpy(sample_pairs):
         first.setdefault(int(r), int(c))
     assert all(first[r] == best[r] or np.isclose(2 * sims[r, first[r]] - r_s[first[r]], 2 * sims[r, best[r]] - r_s[best[r]])
                for r in first)
+    # The stage takes its neighbourhoods within X and Z: "vocabulary" is align()'s alone, and says so.
+    aligner.set_options(neighbourhood="vocabulary")
+    with pytest.raises(termalign.UsageError, match="run align\\(\\) instead"):
+        aligner.score(X, Z)
+    aligner.set_options(neighbourhood="terms")
     ranked = aligner.rank(scored, x_ids, z_ids, source_terms, target_terms)
     # The stages give the pipeline's unsupervised list (without the orthographic parts and the re-ranker, which
     # the stages leave out).
