@@ -26,6 +26,7 @@
 #include "termalign/mapping.h"
 #include "termalign/reranker.h"
 #include "termalign/scoring.h"
+#include "termalign/train_vectors.h"
 #include "termalign/training.h"
 
 namespace py = pybind11;
@@ -500,6 +501,60 @@ PYBIND11_MODULE(termalign, m) {
       "[output] dir: the runs, best AP first, as dicts of `termalign evaluate --json`'s keys plus `run` (its "
       "number), `options` (each varied option's value, as in results.md) and `seconds`. plot_script: "
       "scripts/plot_curve.py to draw the best run's curve (default: none).");
+
+  const TrainVectorsOptions kVectorDefaults;
+  m.def(
+      "train_vectors",
+      [](py::object corpus, py::object out, py::object terms, int dim, int epoch, int min_count, int minn,
+         int maxn, int bucket, const std::string& model, double lr, int window, int negatives, int threads,
+         int seed, bool lowercase) {
+        const auto path = [](const py::object& value) {
+          return py::module_::import("os").attr("fspath")(value).cast<std::string>();
+        };
+        TrainVectorsOptions options;
+        options.corpus = path(corpus);
+        options.out = path(out);
+        if (!terms.is_none()) options.terms = path(terms);
+        options.dim = dim;
+        options.epoch = epoch;
+        options.min_count = min_count;
+        options.minn = minn;
+        options.maxn = maxn;
+        options.bucket = bucket;
+        options.model = parse_vector_model(model);
+        options.learning_rate = lr;
+        options.window = window;
+        options.negatives = negatives;
+        options.threads = threads;
+        options.seed = seed;
+        options.lowercase = lowercase;
+        follow_python_level();
+        TrainVectorsReport report;
+        {
+          py::gil_scoped_release release;
+          report = train_vectors(options);
+        }
+        py::dict result;
+        result["bin"] = options.out + ".bin";
+        result["vec"] = options.out + ".vec";
+        result["lines"] = report.lines;
+        result["tokens"] = report.tokens;
+        result["joined_occurrences"] = report.joined_occurrences;
+        result["joined_terms"] = report.joined_terms;
+        result["vocabulary"] = report.vocabulary;
+        result["seconds"] = report.tokenize_seconds + report.train_seconds + report.save_seconds;
+        return result;
+      },
+      py::arg("corpus"), py::arg("out"), py::arg("terms") = py::none(), py::arg("dim") = kVectorDefaults.dim,
+      py::arg("epoch") = kVectorDefaults.epoch, py::arg("min_count") = kVectorDefaults.min_count,
+      py::arg("minn") = kVectorDefaults.minn, py::arg("maxn") = kVectorDefaults.maxn,
+      py::arg("bucket") = kVectorDefaults.bucket, py::arg("model") = to_string(kVectorDefaults.model),
+      py::arg("lr") = kVectorDefaults.learning_rate, py::arg("window") = kVectorDefaults.window,
+      py::arg("negatives") = kVectorDefaults.negatives, py::arg("threads") = kVectorDefaults.threads,
+      py::arg("seed") = kVectorDefaults.seed, py::arg("lowercase") = kVectorDefaults.lowercase,
+      "Trains fastText vectors on a corpus as `termalign train-vectors` does, writing OUT.bin and OUT.vec (terms: "
+      "a term list whose multi-word terms are joined into one token each). Returns the files written and the "
+      "counts of the report (lines, tokens, joined_occurrences, joined_terms, vocabulary) and seconds.");
 
   py::class_<Aligner>(m, "Aligner",
                       "The align pipeline by stages, keeping the vectors it loaded for the runs after:\n"

@@ -350,3 +350,20 @@ def test_explain_gives_the_parts_of_each_pair_of_align(sample_pairs):
     for row in plain:
         assert row["csls"] == pytest.approx(2 * row["cosine"] - row["r_T"] - row["r_S"], abs=1e-5)
         assert row["score"] == pytest.approx(row["csls"] + row["orthographic_bonus"], abs=1e-5)
+
+
+def test_train_vectors_writes_the_cli_files(tmp_path):
+    small = dict(dim=8, epoch=1, min_count=2, bucket=1000, threads=1, seed=3)
+    report = termalign.train_vectors(SAMPLE / "corpus-en.txt", tmp_path / "py", terms=SRC_TERMS, **small)
+    assert report["vec"] == str(tmp_path / "py.vec") and (tmp_path / "py.bin").exists()
+    header = (tmp_path / "py.vec").read_text().splitlines()[0].split()
+    assert int(header[0]) == report["vocabulary"] - 1 or int(header[0]) == report["vocabulary"]
+    assert int(header[1]) == 8
+    assert report["lines"] > 0 and report["joined_terms"] > 0
+    # One thread and a fixed seed: the CLI writes the same vectors.
+    subprocess.run([CLI, "train-vectors", "--corpus", str(SAMPLE / "corpus-en.txt"), "--out", str(tmp_path / "cli"),
+                    "--terms", str(SRC_TERMS), "--dim", "8", "--epoch", "1", "--min-count", "2", "--bucket", "1000",
+                    "--threads", "1", "--seed", "3"], check=True, capture_output=True)
+    assert (tmp_path / "py.vec").read_bytes() == (tmp_path / "cli.vec").read_bytes()
+    with pytest.raises(termalign.UsageError, match="dim"):
+        termalign.train_vectors(SAMPLE / "corpus-en.txt", tmp_path / "bad", dim=0)
