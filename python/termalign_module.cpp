@@ -90,13 +90,18 @@ void follow_python_level() {
   logger().set_level(spdlog_level(level));
 }
 
+// A path given as str or os.PathLike, as text.
+std::string fspath(const py::handle& value) {
+  return py::module_::import("os").attr("fspath")(value).cast<std::string>();
+}
+
 // A keyword's value as the option table takes it: bool before int (a Python bool is an int), os.PathLike as text.
 OptionValue option_value(const std::string& name, const py::handle& value) {
   if (py::isinstance<py::bool_>(value)) return value.cast<bool>();
   if (py::isinstance<py::int_>(value)) return value.cast<std::int64_t>();
   if (py::isinstance<py::float_>(value)) return value.cast<double>();
   if (py::isinstance<py::str>(value)) return value.cast<std::string>();
-  if (py::hasattr(value, "__fspath__")) return py::module_::import("os").attr("fspath")(value).cast<std::string>();
+  if (py::hasattr(value, "__fspath__")) return fspath(value);
   throw_usage_error("Option " + name + " takes a bool, a number or a string (got " +
                     std::string(py::str(value.get_type().attr("__name__"))) + ").");
 }
@@ -114,8 +119,7 @@ void apply_keywords(AlignConfig& config, const py::kwargs& options) {
 // `dataset_gold`, when given, receives the gold of a data_dir that holds one.
 AlignConfig make_config(const py::object& config, const py::kwargs& options, std::string* dataset_gold = nullptr) {
   AlignConfig resolved;
-  if (!config.is_none())
-    load_config(py::module_::import("os").attr("fspath")(config).cast<std::string>(), resolved);
+  if (!config.is_none()) load_config(fspath(config), resolved);
   apply_keywords(resolved, options);
   const std::string gold = resolve_dataset(resolved);
   if (dataset_gold) *dataset_gold = gold;
@@ -168,7 +172,7 @@ Side parse_side(const std::string& side) {
 
 PairList pair_list(const py::object& pairs, PairFileKind kind) {
   if (py::isinstance<py::str>(pairs) || py::hasattr(pairs, "__fspath__")) {
-    const std::string path = py::module_::import("os").attr("fspath")(pairs).cast<std::string>();
+    const std::string path = fspath(pairs);
     py::gil_scoped_release release;
     return read_pairs(path, kind);
   }
@@ -362,10 +366,7 @@ PYBIND11_MODULE(termalign, m) {
       [](py::object gold, py::object pred, py::object src_terms, py::object tgt_terms, bool ignore_oov) {
         const PairList gold_pairs = pair_list(gold, PairFileKind::gold);
         const PairList predictions = pair_list(pred, PairFileKind::submission);
-        const auto path = [](const py::object& value) {
-          return value.is_none() ? std::string()
-                                 : py::module_::import("os").attr("fspath")(value).cast<std::string>();
-        };
+        const auto path = [](const py::object& value) { return value.is_none() ? std::string() : fspath(value); };
         const std::string source_path = path(src_terms), target_path = path(tgt_terms);
         EvaluationOptions options;
         options.ignore_oov = ignore_oov;
@@ -396,8 +397,7 @@ PYBIND11_MODULE(termalign, m) {
         std::string dataset_gold;
         const AlignConfig resolved = make_config(config, options, &dataset_gold);
         RerankerTrainingOptions training;
-        training.gold =
-            gold.is_none() ? dataset_gold : py::module_::import("os").attr("fspath")(gold).cast<std::string>();
+        training.gold = gold.is_none() ? dataset_gold : fspath(gold);
         if (training.gold.empty())
           throw_usage_error("train_reranker needs the gold: gold=, or a data_dir that holds one.");
         training.folds = folds;
@@ -463,13 +463,10 @@ PYBIND11_MODULE(termalign, m) {
   m.def(
       "ablate",
       [](py::object grid, py::object base, py::object plot_script) {
-        const auto path = [](const py::object& value) {
-          return py::module_::import("os").attr("fspath")(value).cast<std::string>();
-        };
-        const std::string grid_path = path(grid);
-        const std::string base_path = base.is_none() ? std::string() : path(base);
+        const std::string grid_path = fspath(grid);
+        const std::string base_path = base.is_none() ? std::string() : fspath(base);
         AblationOptions options;
-        if (!plot_script.is_none()) options.plot_script = path(plot_script);
+        if (!plot_script.is_none()) options.plot_script = fspath(plot_script);
         follow_python_level();
         AblationResult result;
         {
@@ -508,13 +505,10 @@ PYBIND11_MODULE(termalign, m) {
       [](py::object corpus, py::object out, py::object terms, int dim, int epoch, int min_count, int minn,
          int maxn, int bucket, const std::string& model, double lr, int window, int negatives, int threads,
          int seed, bool lowercase) {
-        const auto path = [](const py::object& value) {
-          return py::module_::import("os").attr("fspath")(value).cast<std::string>();
-        };
         TrainVectorsOptions options;
-        options.corpus = path(corpus);
-        options.out = path(out);
-        if (!terms.is_none()) options.terms = path(terms);
+        options.corpus = fspath(corpus);
+        options.out = fspath(out);
+        if (!terms.is_none()) options.terms = fspath(terms);
         options.dim = dim;
         options.epoch = epoch;
         options.min_count = min_count;
@@ -619,7 +613,7 @@ PYBIND11_MODULE(termalign, m) {
       .def(
           "set_mapping",
           [](Aligner& aligner, py::object path) {
-            const std::string file = py::module_::import("os").attr("fspath")(path).cast<std::string>();
+            const std::string file = fspath(path);
             py::gil_scoped_release release;
             aligner.set_mapping(load_mapping(file));
           },
