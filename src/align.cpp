@@ -426,13 +426,11 @@ void check_before_work(const AlignConfig& config) {
   const bool corpora = !config.input.src_corpus.empty() && !config.input.tgt_corpus.empty();
   if (corpora) return;
   for (const Reranker* stage = &model; stage; stage = stage->first_stage.get()) {
-    for (const std::string& name : stage->features) {
-      if (feature_group(name).rfind("corpus", 0) == 0) {
-        throw_input_error(config.input.reranker, 0,
-                          "the model uses the corpus feature '" + name +
-                              "', and this run has no corpora: give --src-corpus and --tgt-corpus, or use a model "
-                              "trained without them.");
-      }
+    if (const std::string* name = first_corpus_feature(stage->features)) {
+      throw_input_error(config.input.reranker, 0,
+                        "the model uses the corpus feature '" + *name +
+                            "', and this run has no corpora: give --src-corpus and --tgt-corpus, or use a model "
+                            "trained without them.");
     }
   }
 }

@@ -35,8 +35,9 @@ void set_verbosity(int verbosity) {
   if (verbosity == 1) level = spdlog::level::debug;
   if (verbosity >= 2) level = spdlog::level::trace;
   // spdlog reads a name it does not know as "off": a mistyped level would silence every line, errors included.
+  const char* from_environment = std::getenv("TERMALIGN_LOG_LEVEL");
   bool unknown = false;
-  if (const char* from_environment = std::getenv("TERMALIGN_LOG_LEVEL")) {
+  if (from_environment) {
     const spdlog::level::level_enum named = spdlog::level::from_str(from_environment);
     unknown = named == spdlog::level::off && std::string(from_environment) != "off";
     if (!unknown) level = named;
@@ -46,7 +47,7 @@ void set_verbosity(int verbosity) {
     logger().warn(
         "TERMALIGN_LOG_LEVEL='{}' is not a level (trace, debug, info, warning, error, critical or off): "
         "ignored",
-        std::getenv("TERMALIGN_LOG_LEVEL"));
+        from_environment);
   }
 }
 

@@ -692,13 +692,17 @@ Reranker bundled_reranker(bool with_corpora) {
       with_corpora ? "bundled models/reranker-enfr-corpus.txt" : "bundled models/reranker-enfr.txt");
 }
 
+const std::string* first_corpus_feature(const std::vector<std::string>& names) {
+  const auto found = std::find_if(names.begin(), names.end(), [](const std::string& name) {
+    return feature_group(name).rfind("corpus", 0) == 0;
+  });
+  return found == names.end() ? nullptr : &*found;
+}
+
 namespace {
 
 // Whether the run computed the corpus groups (it had both corpora): the bundled corpus model applies.
-bool has_corpus_features(const std::vector<std::string>& names) {
-  return std::any_of(names.begin(), names.end(),
-                     [](const std::string& name) { return feature_group(name).rfind("corpus", 0) == 0; });
-}
+bool has_corpus_features(const std::vector<std::string>& names) { return first_corpus_feature(names) != nullptr; }
 
 std::string origin_of(const std::string& setting, const std::vector<std::string>& names) {
   if (setting != kDefaultReranker) return setting;

@@ -56,6 +56,8 @@ FeatureTable candidate_feature_table(const CandidateEvidence& evidence, int thre
 // The group of a feature name: "base", "compositional", "corpus-frequency" or "corpus-context" (the ablation's
 // units).
 std::string feature_group(const std::string& name);
+// The first of `names` that needs the corpora (a "corpus-..." group), or null when none does.
+const std::string* first_corpus_feature(const std::vector<std::string>& names);
 
 enum class Learner { logistic, trees, ranking };
 const char* to_string(Learner learner);
