@@ -9,7 +9,29 @@ namespace termalign {
 
 int resolve_threads(int requested) { return requested > 0 ? requested : omp_get_max_threads(); }
 
-int current_thread() { return omp_get_thread_num(); }
+namespace {
+
+// The calling thread's index in the library's innermost loop: OpenMP's thread number inside the library's own
+// parallel regions, 0 on their serial paths. Not omp_get_thread_num() itself: a host program that calls the
+// library from inside its own parallel region runs the library's loops serially (nested regions are off), and its
+// thread numbers would index per-thread buffers sized for the library's threads.
+thread_local int loop_slot = 0;
+
+// Sets loop_slot for a scope, restoring the previous value (a loop inside a loop's body).
+class LoopSlot {
+ public:
+  explicit LoopSlot(int slot) : previous_(loop_slot) { loop_slot = slot; }
+  ~LoopSlot() { loop_slot = previous_; }
+  LoopSlot(const LoopSlot&) = delete;
+  LoopSlot& operator=(const LoopSlot&) = delete;
+
+ private:
+  int previous_;
+};
+
+}  // namespace
+
+int current_thread() { return loop_slot; }
 
 void run_both(const std::function<void()>& first, const std::function<void()>& second, int threads) {
   std::exception_ptr errors[2];
@@ -66,12 +88,16 @@ SerialEigenProducts::~SerialEigenProducts() { omp_set_num_threads(previous_); }
 void parallel_for(std::size_t n, int threads, const std::function<void(std::size_t)>& body) {
   const int thread_count = resolve_threads(threads);
   if (n <= 1 || thread_count == 1 || omp_in_parallel()) {
+    const LoopSlot slot(0);
     for (std::size_t i = 0; i < n; ++i) body(i);
     return;
   }
   LoopErrors errors;
 #pragma omp parallel num_threads(thread_count)
-  share_items(n, body, errors);
+  {
+    const LoopSlot slot(omp_get_thread_num());
+    share_items(n, body, errors);
+  }
   if (errors.first) std::rethrow_exception(errors.first);
 }
 
@@ -79,6 +105,7 @@ void on_each_thread(int threads, const std::function<void()>& body) {
   LoopErrors errors;
 #pragma omp parallel num_threads(resolve_threads(threads))
   {
+    const LoopSlot slot(omp_get_thread_num());
     try {
       body();
     } catch (...) {
@@ -92,6 +119,7 @@ void parallel_for_alongside(std::size_t n, int threads, const std::function<void
                             const std::function<void()>& alongside) {
   const int thread_count = resolve_threads(threads);
   if (thread_count == 1 || omp_in_parallel()) {
+    const LoopSlot slot(0);
     alongside();
     for (std::size_t i = 0; i < n; ++i) body(i);
     return;
@@ -100,8 +128,9 @@ void parallel_for_alongside(std::size_t n, int threads, const std::function<void
   std::exception_ptr alongside_error;
 #pragma omp parallel num_threads(thread_count)
   {
+    const LoopSlot slot(omp_get_thread_num());
     // The calling thread (whose heap holds the memory earlier steps freed) runs alongside(), then joins the loop.
-    if (omp_get_thread_num() == 0) {
+    if (current_thread() == 0) {
       try {
         alongside();
       } catch (...) {

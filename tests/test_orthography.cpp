@@ -1,6 +1,7 @@
-#include <catch2/catch.hpp>
+#include <omp.h>
 
 #include <algorithm>
+#include <catch2/catch.hpp>
 #include <random>
 
 #include "termalign/orthography.h"
@@ -86,6 +87,26 @@ TEST_CASE("orthographic_neighbours equals a brute-force top-m", "[orthography]")
       }
     }
   }
+}
+
+TEST_CASE("orthographic_neighbours called from a host program's parallel region equals the plain call",
+          "[orthography]") {
+  // Its per-thread scratch is sized for its own 2 threads; the host's 4 threads each call it (serially inside).
+  std::mt19937 generator(13);
+  const auto source_profiles = ngram_profiles(random_words(200, generator), true, 2);
+  const auto target_profiles = ngram_profiles(random_words(500, generator), true, 2);
+  const auto expected = orthographic_neighbours(source_profiles, target_profiles, 4, 0.2, 2, 1000);
+  std::vector<int> same(4, 0);
+#pragma omp parallel num_threads(4)
+  {
+    const auto matches = orthographic_neighbours(source_profiles, target_profiles, 4, 0.2, 2, 1000);
+    bool equal = matches.size() == expected.size();
+    for (std::size_t i = 0; equal && i < matches.size(); ++i)
+      equal = matches[i].source == expected[i].source && matches[i].target == expected[i].target &&
+              matches[i].similarity == expected[i].similarity;
+    same[static_cast<std::size_t>(omp_get_thread_num())] = equal;
+  }
+  CHECK(same == std::vector<int>(4, 1));
 }
 
 TEST_CASE("orthographic_neighbours under a small work bound keeps true similarities, best first",

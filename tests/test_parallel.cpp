@@ -1,4 +1,6 @@
 // The parallel helpers: errors reach the caller the same way whatever the threads do.
+#include <omp.h>
+
 #include <algorithm>
 #include <catch2/catch.hpp>
 #include <chrono>
@@ -101,4 +103,33 @@ TEST_CASE("on_each_thread runs the body once on each thread of the region", "[pa
     CHECK_THROWS_WITH(one_fails(), "last thread");
     CHECK(ran == threads);
   }
+}
+
+TEST_CASE("current_thread stays below a loop's threads, also inside a host program's parallel region",
+          "[parallel]") {
+  // The library's own loop: every slot below its thread count, and 0 again once it is over.
+  std::mutex mutex;
+  std::vector<int> slots;
+  termalign::parallel_for(64, 2, [&](std::size_t) {
+    std::lock_guard<std::mutex> lock(mutex);
+    slots.push_back(termalign::current_thread());
+  });
+  CHECK(*std::max_element(slots.begin(), slots.end()) < 2);
+  CHECK(termalign::current_thread() == 0);
+  // A host region of 4 threads calls the library: its loops run serially in each host thread, whose OpenMP
+  // thread number (up to 3) would overrun buffers sized for the loop's 2 threads.
+  std::vector<int> highest(4, -1), host_threads(4, -1);
+#pragma omp parallel num_threads(4)
+  {
+    const int host = omp_get_thread_num();
+    int seen = -1;
+    termalign::parallel_for(16, 2, [&](std::size_t) { seen = std::max(seen, termalign::current_thread()); });
+    termalign::parallel_for_alongside(
+        4, 2, [&](std::size_t) { seen = std::max(seen, termalign::current_thread()); },
+        [&] { seen = std::max(seen, termalign::current_thread()); });
+    highest[static_cast<std::size_t>(host)] = seen;
+    host_threads[static_cast<std::size_t>(host)] = host;
+  }
+  CHECK(highest == std::vector<int>(4, 0));
+  CHECK(host_threads == std::vector<int>{0, 1, 2, 3});  // the host region did run 4 threads
 }

@@ -29,7 +29,9 @@ void run_both(const std::function<void()>& first, const std::function<void()>& s
 // belongs to each thread (such as its allocator arena). The first exception thrown is rethrown after the region.
 void on_each_thread(int threads, const std::function<void()>& body);
 
-// Thread index inside parallel_for's body (0 when serial).
+// The calling thread's index in the library's innermost loop (parallel_for, parallel_for_alongside,
+// on_each_thread): below the loop's thread count, 0 when the loop runs serially, also when the library is called
+// from inside a host program's parallel region. Indexes per-thread buffers.
 int current_thread();
 
 // Eigen parallelises a matrix product by itself unless it runs inside a parallel region of several threads, and a
