@@ -310,46 +310,21 @@ PYBIND11_MODULE(termalign, m) {
       [](py::object config, py::kwargs options) {
         const AlignConfig resolved = make_config(config, options);
         follow_python_level();
-        std::string text;
+        Explanation explanation;
         {
           py::gil_scoped_release release;
-          const CandidateSet candidates = generate_candidates(resolved, false);
-          const std::vector<RankedIndex> ranked =
-              rank_candidate_indices(candidates, candidate_scores(candidates, resolved), resolved.scoring.threads);
-          text = format_explanation(candidates, ranked, resolved);
+          explanation = explain_terms(resolved);
         }
-        // The TSV of `termalign align --explain` as dicts: rank an int, source and target strings, the rest
-        // floats.
-        std::vector<std::string> lines;
-        for (std::size_t begin = 0; begin < text.size();) {
-          const std::size_t end = text.find('\n', begin);
-          lines.push_back(text.substr(begin, end == std::string::npos ? std::string::npos : end - begin));
-          begin = end == std::string::npos ? text.size() : end + 1;
-        }
-        const auto fields = [](const std::string& line) {
-          std::vector<std::string> parts;
-          for (std::size_t begin = 0;;) {
-            const std::size_t tab = line.find('\t', begin);
-            parts.push_back(line.substr(begin, tab == std::string::npos ? std::string::npos : tab - begin));
-            if (tab == std::string::npos) return parts;
-            begin = tab + 1;
-          }
-        };
         py::list rows;
-        if (lines.empty()) return rows;
-        const std::vector<std::string> header = fields(lines.front());
-        for (std::size_t l = 1; l < lines.size(); ++l) {
-          const std::vector<std::string> values = fields(lines[l]);
+        std::vector<py::str> columns;
+        for (const std::string& column : explanation.columns) columns.emplace_back(column);
+        for (Eigen::Index r = 0; r < explanation.values.rows(); ++r) {
           py::dict row;
-          for (std::size_t c = 0; c < header.size() && c < values.size(); ++c) {
-            if (header[c] == "source" || header[c] == "target") {
-              row[py::str(header[c])] = values[c];
-            } else if (header[c] == "rank") {
-              row[py::str(header[c])] = std::stoll(values[c]);
-            } else {
-              row[py::str(header[c])] = values[c] == "nan" ? std::nan("") : std::stod(values[c]);
-            }
-          }
+          row["rank"] = r + 1;
+          row["source"] = explanation.sources[static_cast<std::size_t>(r)];
+          row["target"] = explanation.targets[static_cast<std::size_t>(r)];
+          for (std::size_t c = 0; c < columns.size(); ++c)
+            row[columns[c]] = static_cast<double>(explanation.values(r, static_cast<Eigen::Index>(c)));
           rows.append(row);
         }
         return rows;

@@ -897,15 +897,14 @@ std::vector<RankedPair> ranked_pairs(const CandidateSet& candidates, const std::
   return ranked;
 }
 
-// The final list of align_terms and run_align: the candidates by their final scores.
+}  // namespace
+
 std::vector<RankedIndex> final_ranking(const CandidateSet& candidates, const AlignConfig& config) {
   std::vector<RankedIndex> ranked =
       rank_candidate_indices(candidates, candidate_scores(candidates, config), config.scoring.threads);
   logger().info("ranked {} pairs (cap {})", ranked.size(), candidates.cap);
   return ranked;
 }
-
-}  // namespace
 
 std::vector<RankedPair> rank_candidates(const CandidateSet& candidates, const Eigen::VectorXd& scores,
                                         int threads) {
@@ -943,7 +942,7 @@ AlignmentSummary run_align(const AlignConfig& config, const ProcessGroup& group,
   const std::string submission_text = format_ranked(ranked, sources, targets, false, threads);
   const std::string scores_text = scores ? format_ranked(ranked, sources, targets, true, threads) : std::string();
   const std::string explanation_text =
-      explanation ? format_explanation(candidates, ranked, config) : std::string();
+      explanation ? format_explanation(explain_ranking(candidates, ranked, config)) : std::string();
   // One thread writes while another frees the candidates (tens of thousands of strings and their indexes): the
   // writing, which is the kernel's copying and fsync, is serial.
   run_both(

@@ -18,17 +18,10 @@ std::uint64_t pair_key(std::uint32_t source, std::uint32_t target) {
   return (static_cast<std::uint64_t>(source) << 32) | target;
 }
 
-// A value of the table: the shortest text that reads back to it (as a float when it is one); "nan" for a term
-// without a vector.
-template <class Value>
-std::string number(Value value) {
-  return std::isnan(value) ? std::string("nan") : fmt::format("{}", value);
-}
-
 }  // namespace
 
-std::string format_explanation(const CandidateSet& candidates, const std::vector<RankedIndex>& ranked,
-                               const AlignConfig& config) {
+Explanation explain_ranking(const CandidateSet& candidates, const std::vector<RankedIndex>& ranked,
+                            const AlignConfig& config) {
   const CandidateEvidence& evidence = candidates.evidence;
   std::unordered_map<std::uint64_t, std::size_t> place;
   place.reserve(evidence.size());
@@ -47,36 +40,70 @@ std::string format_explanation(const CandidateSet& candidates, const std::vector
     features = with_stage_features(model, evidence, table, origin, threads).select(model.features, origin);
     contributions = model.contributions(features, threads);
   }
-  fmt::memory_buffer out;
-  const auto put = [&out](const auto&... parts) { fmt::format_to(std::back_inserter(out), parts...); };
-  put("rank\tsource\ttarget\tscore\tcsls\tcosine\tr_T\tr_S\torthographic\torthographic_bonus");
+  Explanation explanation;
+  explanation.columns = {"score", "csls", "cosine", "r_T", "r_S", "orthographic", "orthographic_bonus"};
+  const Eigen::Index base_columns = static_cast<Eigen::Index>(explanation.columns.size());
   if (reranked) {
-    put("\treranker_bias");
-    for (const std::string& name : model.features) put("\tfeature:{}\tcontribution:{}", name, name);
+    explanation.columns.push_back("reranker_bias");
+    for (const std::string& name : model.features) {
+      explanation.columns.push_back("feature:" + name);
+      explanation.columns.push_back("contribution:" + name);
+    }
   }
-  put("\n");
-  for (std::size_t r = 0; r < ranked.size(); ++r) {
-    const RankedIndex& pair = ranked[r];
+  const Eigen::Index pairs = static_cast<Eigen::Index>(ranked.size());
+  explanation.values.resize(pairs, static_cast<Eigen::Index>(explanation.columns.size()));
+  explanation.sources.reserve(ranked.size());
+  explanation.targets.reserve(ranked.size());
+  for (Eigen::Index r = 0; r < pairs; ++r) {
+    const RankedIndex& pair = ranked[static_cast<std::size_t>(r)];
     const auto found = place.find(pair_key(pair.source, pair.target));
     TERMALIGN_CHECK(found != place.end(), "a ranked pair is one of the candidates");
     const std::size_t i = found->second;
     const std::string& source = candidates.source_terms.terms[pair.source];
     const std::string& target = candidates.target_terms.terms[pair.target];
+    explanation.sources.push_back(source);
+    explanation.targets.push_back(target);
     const float orthographic =
         evidence.orthographic.empty()
             ? static_cast<float>(orthographic_similarity(source, target, config.orthography.transliterate))
             : evidence.orthographic[i];
-    const float r_t = candidates.source_means.empty() ? NAN : candidates.source_means[pair.source];
-    const float r_s = candidates.target_means.empty() ? NAN : candidates.target_means[pair.target];
-    put("{}\t{}\t{}\t{}\t{}\t{}\t{}\t{}\t{}\t{}", r + 1, source, target, number(pair.score),
-        number(evidence.csls[i]), number(evidence.cosine[i]), number(r_t), number(r_s), number(orthographic),
-        number(reranked ? 0.0
-                        : config.orthography.weight * (config.orthography.weight > 0 ? orthographic : 0.0f)));
+    const double weight = config.orthography.weight;
+    auto row = explanation.values.row(r);
+    row.head(base_columns) << pair.score, evidence.csls[i], evidence.cosine[i],
+        candidates.source_means.empty() ? NAN : candidates.source_means[pair.source],
+        candidates.target_means.empty() ? NAN : candidates.target_means[pair.target], orthographic,
+        reranked || weight <= 0 ? 0.0f : static_cast<float>(weight * orthographic);
     if (reranked) {
-      const auto row = static_cast<Eigen::Index>(i);
-      put("\t{}", number(contributions(row, features.cols())));
+      const auto candidate = static_cast<Eigen::Index>(i);
+      row(base_columns) = contributions(candidate, features.cols());
       for (Eigen::Index j = 0; j < features.cols(); ++j) {
-        put("\t{}\t{}", number(features(row, j)), number(contributions(row, j)));
+        row(base_columns + 1 + 2 * j) = features(candidate, j);
+        row(base_columns + 2 + 2 * j) = contributions(candidate, j);
+      }
+    }
+  }
+  return explanation;
+}
+
+Explanation explain_terms(const AlignConfig& config) {
+  const CandidateSet candidates = generate_candidates(config, false);
+  return explain_ranking(candidates, final_ranking(candidates, config), config);
+}
+
+std::string format_explanation(const Explanation& explanation) {
+  fmt::memory_buffer out;
+  const auto put = [&out](const auto&... parts) { fmt::format_to(std::back_inserter(out), parts...); };
+  put("rank\tsource\ttarget");
+  for (const std::string& column : explanation.columns) put("\t{}", column);
+  put("\n");
+  for (Eigen::Index r = 0; r < explanation.values.rows(); ++r) {
+    const auto pair = static_cast<std::size_t>(r);
+    put("{}\t{}\t{}", r + 1, explanation.sources[pair], explanation.targets[pair]);
+    for (const float value : explanation.values.row(r)) {
+      if (std::isnan(value)) {
+        put("\tnan");
+      } else {
+        put("\t{}", value);
       }
     }
     put("\n");

@@ -56,6 +56,9 @@ std::vector<RankedIndex> rank_candidate_indices(const CandidateSet& candidates, 
 std::vector<RankedPair> rank_candidates(const CandidateSet& candidates, const Eigen::VectorXd& scores,
                                         int threads = 1);
 
+// The final list of align_terms from its candidates: candidate_scores, then rank_candidate_indices.
+std::vector<RankedIndex> final_ranking(const CandidateSet& candidates, const AlignConfig& config);
+
 // Runs the pipeline and returns the ranked, capped pairs (the best first). Writes nothing but what the
 // configuration asks besides the submission: the mapping (output.save_mapping) and the mapped vectors
 // (output.save_mapped_vectors); large word vectors may wait in a temporary file during the scoring
