@@ -28,16 +28,26 @@ Explanation explain_ranking(const CandidateSet& candidates, const std::vector<Ra
   for (std::size_t i = 0; i < evidence.size(); ++i)
     place.emplace(pair_key(evidence.source[i], evidence.target[i]), i);
 
+  // Each ranked pair's candidate.
+  std::vector<std::size_t> candidate(ranked.size());
+  for (std::size_t r = 0; r < ranked.size(); ++r) {
+    const auto found = place.find(pair_key(ranked[r].source, ranked[r].target));
+    TERMALIGN_CHECK(found != place.end(), "a ranked pair is one of the candidates");
+    candidate[r] = found->second;
+  }
   const bool reranked = uses_reranker(config);
   Reranker model;
-  Matrix features, contributions;
+  Matrix features, contributions;  // of the ranked pairs, in their order
   if (reranked) {
     const int threads = config.scoring.threads;
     const FeatureTable table = candidate_feature_table(evidence, threads);
     model = configured_reranker(config.input.reranker, table);
     const std::string origin = reranker_origin(config.input.reranker, table);
-    // A two-stage model: its second stage's inputs (with the first stage's columns) and contributions.
-    features = with_stage_features(model, evidence, table, origin, threads).select(model.features, origin);
+    // A two-stage model: its second stage's inputs (with the first stage's columns, from every candidate).
+    const Matrix all = with_stage_features(model, evidence, table, origin, threads).select(model.features, origin);
+    features.resize(static_cast<Eigen::Index>(ranked.size()), all.cols());
+    for (std::size_t r = 0; r < ranked.size(); ++r)
+      features.row(static_cast<Eigen::Index>(r)) = all.row(static_cast<Eigen::Index>(candidate[r]));
     contributions = model.contributions(features, threads);
   }
   Explanation explanation;
@@ -56,9 +66,7 @@ Explanation explain_ranking(const CandidateSet& candidates, const std::vector<Ra
   explanation.targets.reserve(ranked.size());
   for (Eigen::Index r = 0; r < pairs; ++r) {
     const RankedIndex& pair = ranked[static_cast<std::size_t>(r)];
-    const auto found = place.find(pair_key(pair.source, pair.target));
-    TERMALIGN_CHECK(found != place.end(), "a ranked pair is one of the candidates");
-    const std::size_t i = found->second;
+    const std::size_t i = candidate[static_cast<std::size_t>(r)];
     const std::string& source = candidates.source_terms.terms[pair.source];
     const std::string& target = candidates.target_terms.terms[pair.target];
     explanation.sources.push_back(source);
@@ -74,11 +82,10 @@ Explanation explain_ranking(const CandidateSet& candidates, const std::vector<Ra
         candidates.target_means.empty() ? NAN : candidates.target_means[pair.target], orthographic,
         reranked || weight <= 0 ? 0.0f : static_cast<float>(weight * orthographic);
     if (reranked) {
-      const auto candidate = static_cast<Eigen::Index>(i);
-      row(base_columns) = contributions(candidate, features.cols());
+      row(base_columns) = contributions(r, features.cols());
       for (Eigen::Index j = 0; j < features.cols(); ++j) {
-        row(base_columns + 1 + 2 * j) = features(candidate, j);
-        row(base_columns + 2 + 2 * j) = contributions(candidate, j);
+        row(base_columns + 1 + 2 * j) = features(r, j);
+        row(base_columns + 2 + 2 * j) = contributions(r, j);
       }
     }
   }
