@@ -297,15 +297,19 @@ TEST_CASE("A new --out leaves out the configuration file's other outputs, unless
   const std::string dir = scratch_dir("out-over-config");
   // A run's resolved configuration names its outputs, as configs/sample.toml does.
   REQUIRE(run_cli(sample_align(kModels + "en.vec", kModels + "fr.vec", dir + "/first.tsv") + " --scores '" + dir +
-                  "/first-scores.tsv' --reranker none")
+                  "/first-scores.tsv' --save-mapping '" + dir + "/first-mapping.bin' --reranker none")
               .exit_code == 0);
   const std::string first_scores = read_file(dir + "/first-scores.tsv");
+  const auto mapping_time = fs::last_write_time(dir + "/first-mapping.bin");
   const std::string config = "--config '" + dir + "/first.tsv.config.toml'";
   const auto again = run_cli("align " + config + " --out '" + dir + "/second.tsv' --k 5", true);
   REQUIRE(again.exit_code == 0);
   CHECK_THAT(again.output, Catch::Contains("its output.scores (" + dir +
                                            "/first-scores.tsv) is not written, since --out was given"));
   CHECK(read_file(dir + "/first-scores.tsv") == first_scores);  // the first run's scores, untouched
+  CHECK_THAT(again.output, Catch::Contains("its output.save_mapping (" + dir +
+                                           "/first-mapping.bin) is not written, since --out was given"));
+  CHECK(fs::last_write_time(dir + "/first-mapping.bin") == mapping_time);  // and its mapping
   CHECK_THAT(again.output, Catch::Contains("wrote " + dir + "/second.tsv and " + dir + "/second.tsv.config.toml"));
   // Given again on the command line, it is written; the log names every file written.
   const auto with_scores = run_cli(
@@ -314,7 +318,7 @@ TEST_CASE("A new --out leaves out the configuration file's other outputs, unless
   CHECK(fs::exists(dir + "/third-scores.tsv"));
   CHECK_THAT(with_scores.output,
              Catch::Contains("wrote " + dir + "/third.tsv, " + dir + "/third-scores.tsv and "));
-  CHECK_THAT(with_scores.output, !Catch::Contains("is not written"));
+  CHECK_THAT(with_scores.output, !Catch::Contains("output.scores"));
   // Without --out the file's outputs are the run's, all of them.
   const auto same = run_cli("align " + config, true);
   REQUIRE(same.exit_code == 0);

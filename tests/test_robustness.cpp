@@ -541,6 +541,28 @@ TEST_CASE("robustness: train-reranker's model path in a missing folder", "[robus
   CHECK(scratch.temporary_files().empty());
 }
 
+TEST_CASE("robustness: train-reranker's report or held-out list in a missing folder stops it before training",
+          "[robustness]") {
+  // Opened after the training, such a path lost the trained model.
+  const Scratch scratch("reranker-report-missing");
+  for (const std::string flag : {"--report", "--held-out"}) {
+    INFO(flag);
+    AlignRun run;
+    run.out = scratch.write("model.txt", "previous model\n");
+    const std::string report = scratch.file("missing/report.txt");
+    std::vector<std::string> arguments = run.arguments();
+    arguments.front() = "train-reranker";
+    arguments.insert(arguments.end(), {"--gold", kSample + "terms-en-fr.txt", flag, report});
+    const Outcome outcome = run_cli(scratch, arguments);
+    INFO("stderr: " << outcome.errors);
+    CHECK(outcome.exit_code == 4);
+    CHECK_THAT(outcome.errors, Catch::Contains(report + ": cannot create output file: No such file or directory"));
+    check_stopped_at_once(outcome);
+    CHECK(read_bytes(run.out) == "previous model\n");
+    CHECK(scratch.temporary_files().empty());
+  }
+}
+
 TEST_CASE("robustness: an output path that is a folder stops the run before its work", "[robustness]") {
   const Scratch scratch("out-folder");
   AlignRun run;

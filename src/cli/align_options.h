@@ -40,14 +40,22 @@ struct AlignOptions {
     // A new --out starts a new run's outputs: the file's other outputs, those of the run it was written for
     // (a resolved O.config.toml names them), would otherwise be overwritten unasked.
     if (typed("out")) {
-      for (auto [flag, path] :
-           {std::pair{"scores", &config.output.scores}, std::pair{"explain", &config.output.explain}}) {
-        if (path->empty() || typed(flag)) continue;
+      struct Output {
+        const char* flag;  // without "--"
+        const char* key;   // in the file's [output] table
+        std::string* path;
+      };
+      for (const Output& output :
+           {Output{"scores", "scores", &config.output.scores},
+            Output{"explain", "explain", &config.output.explain},
+            Output{"save-mapping", "save_mapping", &config.output.save_mapping},
+            Output{"save-mapped-vectors", "save_mapped_vectors", &config.output.save_mapped_vectors}}) {
+        if (output.path->empty() || typed(output.flag)) continue;
         logger().warn(
             "{}: its output.{} ({}) is not written, since --out was given on the command line; give --{} "
             "to write it too",
-            config_path, flag, *path, flag);
-        path->clear();
+            config_path, output.key, *output.path, output.flag);
+        output.path->clear();
       }
     }
     for (const auto& [flag, parsed] : given) {

@@ -1,5 +1,6 @@
 // `termalign train-reranker`: the inputs of `align` plus a gold; writes a re-ranker model.
 #include <iostream>
+#include <memory>
 
 #include "align_options.h"
 #include "commands.h"
@@ -51,28 +52,26 @@ void add_train_reranker_command(CLI::App& app) {
       "--held-out", *held_out_path,
       "Write the cross-validated ranked list (rank, source, target, gold, fold, score) here as TSV");
   command->callback([options, training, model_path, report_path, held_out_path] {
-    // The model's temporary file is created before the training, as align does with its outputs: a folder that
-    // is missing or cannot be written stops the command at once, not after the training.
+    // Every output's temporary file is created before the training, as align does with its outputs: a folder
+    // that is missing or cannot be written stops the command at once, not after the training. All are written
+    // before any is renamed, so a failure leaves every previous output as it was.
     AtomicFile model_file(*model_path);
+    std::unique_ptr<AtomicFile> report_file, held_out_file;
+    if (!report_path->empty()) report_file = std::make_unique<AtomicFile>(*report_path);
+    if (!held_out_path->empty()) held_out_file = std::make_unique<AtomicFile>(*held_out_path);
     std::string dataset_gold;
     const AlignConfig config = options->resolve(&dataset_gold);
     if (training->gold.empty()) training->gold = dataset_gold;
     if (training->gold.empty())
       throw_usage_error("A gold is needed: give --gold, or a --data-dir that holds terms-<l1>-<l2>.txt.");
     const RerankerTrainingResult result = train_reranker(config, *training);
-    model_file.write(format_reranker(result.model));
     const std::string report = format_training_report(result, training->folds);
-    if (!report_path->empty()) {
-      AtomicFile report_file(*report_path);
-      report_file.write(report);
-      report_file.commit();
-    }
-    if (!held_out_path->empty()) {
-      AtomicFile held_out_file(*held_out_path);
-      held_out_file.write(format_held_out(result));
-      held_out_file.commit();
-    }
+    model_file.write(format_reranker(result.model));
+    if (report_file) report_file->write(report);
+    if (held_out_file) held_out_file->write(format_held_out(result));
     model_file.commit();
+    if (report_file) report_file->commit();
+    if (held_out_file) held_out_file->commit();
     std::cout << "candidates: " << result.candidates << "\npositives: " << result.positives
               << "\nAP_csls: " << result.csls_ap << "\nAP_unsupervised: " << result.unsupervised_ap
               << "\ncandidate_recall: " << result.candidate_recall
