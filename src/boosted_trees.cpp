@@ -89,8 +89,9 @@ std::vector<float> predict(const std::string& model, const Matrix& x, int type, 
 }  // namespace
 
 std::string train_boosted_trees(const Matrix& x, const std::vector<std::uint8_t>& labels,
-                                const BoostedTreesOptions& options) {
+                                const BoostedTreesOptions& options, const std::vector<std::string>& names) {
   TERMALIGN_CHECK(static_cast<std::size_t>(x.rows()) == labels.size(), "one label per row");
+  TERMALIGN_CHECK(names.empty() || names.size() == static_cast<std::size_t>(x.cols()), "one name per column");
   const MatrixHandle matrix(x);
   std::vector<float> label_values(labels.begin(), labels.end());
   check(XGDMatrixSetFloatInfo(matrix.handle, "label", label_values.data(), label_values.size()), "labels");
@@ -113,10 +114,31 @@ std::string train_boosted_trees(const Matrix& x, const std::vector<std::uint8_t>
   for (int round = 0; round < options.rounds; ++round) {
     check(XGBoosterUpdateOneIter(booster.handle, round, matrix.handle), "training");
   }
+  if (!names.empty()) {  // kept in the model's JSON (learner.feature_names)
+    std::vector<const char*> pointers;
+    for (const std::string& name : names) pointers.push_back(name.c_str());
+    check(XGBoosterSetStrFeatureInfo(booster.handle, "feature_name", pointers.data(), pointers.size()),
+          "feature names");
+  }
   bst_ulong length = 0;
   const char* bytes = nullptr;
   check(XGBoosterSaveModelToBuffer(booster.handle, "{\"format\": \"json\"}", &length, &bytes), "saving");
   return std::string(bytes, length);
+}
+
+BoostedTreesInfo inspect_boosted_trees(const std::string& model) {
+  Booster booster(nullptr, 0);
+  check(XGBoosterLoadModelFromBuffer(booster.handle, model.data(), static_cast<bst_ulong>(model.size())),
+        "re-ranker model");
+  BoostedTreesInfo info;
+  bst_ulong features = 0;
+  check(XGBoosterGetNumFeature(booster.handle, &features), "re-ranker model");
+  info.features = static_cast<std::size_t>(features);
+  bst_ulong count = 0;
+  const char** names = nullptr;
+  check(XGBoosterGetStrFeatureInfo(booster.handle, "feature_name", &count, &names), "re-ranker model");
+  info.names.assign(names, names + count);
+  return info;
 }
 
 std::vector<float> predict_boosted_trees(const std::string& model, const Matrix& x, int threads) {

@@ -616,64 +616,107 @@ void save_reranker(const std::string& path, const Reranker& model) {
   write_file_atomically(path, format_reranker(model));
 }
 
-Reranker parse_reranker(const std::string& text, const std::string& origin) {
+namespace {
+
+// The end (one past its closing brace) of the JSON object that starts at text[begin] ('{'), or npos when it does
+// not close: braces are counted outside strings.
+std::size_t json_object_end(const std::string& text, std::size_t begin) {
+  int depth = 0;
+  bool in_string = false;
+  for (std::size_t i = begin; i < text.size(); ++i) {
+    const char c = text[i];
+    if (in_string) {
+      if (c == '\\') {
+        ++i;
+      } else if (c == '"') {
+        in_string = false;
+      }
+    } else if (c == '"') {
+      in_string = true;
+    } else if (c == '{') {
+      ++depth;
+    } else if (c == '}' && --depth == 0) {
+      return i + 1;
+    }
+  }
+  return std::string::npos;
+}
+
+bool blank(const std::string& text, std::size_t from = 0) {
+  return std::all_of(text.begin() + static_cast<std::ptrdiff_t>(std::min(from, text.size())), text.end(),
+                     [](char c) { return std::isspace(static_cast<unsigned char>(c)) != 0; });
+}
+
+// One stage's text (a model of one stage), its first line being line `first_line` of `origin`; `stage` names it
+// in messages ("" for a one-stage model).
+Reranker parse_stage(const std::string& text, const std::string& origin, std::size_t first_line,
+                     const std::string& stage) {
+  const auto fail = [&](std::size_t line, const std::string& message) {
+    throw_input_error(origin, first_line - 1 + line, stage + message);
+  };
   std::istringstream stream(text);
   std::string line;
   Reranker model;
-  if (std::getline(stream, line) && line == kStagesHeader) {
-    const std::string marker = std::string("\n") + kSecondStageLine + "\n";
-    const std::size_t first_begin = line.size() + 1, split = text.find(marker, first_begin);
-    if (split == std::string::npos) {
-      throw_input_error(
-          origin, 0, std::string("a two-stage model needs a line '") + kSecondStageLine + "' between its stages.");
-    }
-    const std::size_t first_line = 2;
-    const std::size_t second_line =
-        first_line + 1 +
-        static_cast<std::size_t>(std::count(text.begin() + first_begin, text.begin() + split + 1, '\n'));
-    const std::string at_first = origin + " (first stage, from line " + std::to_string(first_line) + ")";
-    const std::string at_second = origin + " (second stage, from line " + std::to_string(second_line) + ")";
-    Reranker first = parse_reranker(text.substr(first_begin, split + 1 - first_begin), at_first);
-    model = parse_reranker(text.substr(split + marker.size()), at_second);
-    if (first.first_stage || model.first_stage) throw_input_error(origin, 0, "a model has at most two stages.");
-    model.first_stage = std::make_shared<const Reranker>(std::move(first));
-    return model;
-  }
+  std::getline(stream, line);
+  if (line == kStagesHeader) fail(1, "a model has at most two stages.");
   if (line == kTreesHeader) {
     std::string word, name;
-    if (!std::getline(stream, line) || !(std::istringstream(line) >> word >> name) || word != "learner") {
-      throw_input_error(origin, 2, "expected 'learner trees' or 'learner ranking'.");
-    }
+    if (!std::getline(stream, line) || !(std::istringstream(line) >> word >> name) || word != "learner")
+      fail(2, "expected 'learner trees' or 'learner ranking'.");
+    if (name != to_string(Learner::trees) && name != to_string(Learner::ranking))
+      fail(2, "unknown learner '" + name + "' (a trees model is 'trees' or 'ranking').");
     model.learner = parse_learner(name);
-    if (model.learner == Learner::logistic) throw_input_error(origin, 2, "a trees model cannot be 'logistic'.");
-    if (!std::getline(stream, line) || !(std::istringstream(line) >> word) || word != "features") {
-      throw_input_error(origin, 3, "expected 'features NAME...'.");
-    }
-    std::istringstream names(line.substr(8));
+    std::istringstream names;
+    if (!std::getline(stream, line) || !((names.str(line), names) >> word) || word != "features")
+      fail(3, "expected 'features NAME...'.");
     while (names >> name) model.features.push_back(name);
-    const std::size_t offset = static_cast<std::size_t>(stream.tellg());
-    model.booster = text.substr(std::min(offset, text.size()));
-    while (!model.booster.empty() && std::isspace(static_cast<unsigned char>(model.booster.back())))
-      model.booster.pop_back();
-    if (model.features.empty() || model.booster.find('{') == std::string::npos) {
-      throw_input_error(origin, 4, "expected the feature names and the XGBoost model (JSON).");
+    if (model.features.empty()) fail(3, "expected 'features NAME...': the model names no feature.");
+    const std::size_t json = static_cast<std::size_t>(stream.tellg());
+    const std::size_t json_end =
+        text.compare(std::min(json, text.size()), 1, "{") == 0 ? json_object_end(text, json) : std::string::npos;
+    if (json_end == std::string::npos) fail(4, "expected the XGBoost model (one JSON object) from this line.");
+    if (!blank(text, json_end)) {  // the line of the first character after the JSON
+      const std::size_t next = text.find_first_not_of(" \t\r\n\v\f", json_end);
+      const std::size_t after =
+          4 + static_cast<std::size_t>(std::count(text.begin() + static_cast<std::ptrdiff_t>(json),
+                                                  text.begin() + static_cast<std::ptrdiff_t>(next), '\n'));
+      fail(after, "text after the XGBoost model (a two-stage model needs its first line '" +
+                      std::string(kStagesHeader) + "').");
+    }
+    model.booster = text.substr(json, json_end - json);
+    BoostedTreesInfo info;
+    try {
+      info = inspect_boosted_trees(model.booster);
+    } catch (const Error& error) {
+      fail(4, std::string("not an XGBoost model: ") + error.what());
+    }
+    if (info.features != model.features.size())
+      fail(3, "the line names " + std::to_string(model.features.size()) +
+                  " features, but its XGBoost model reads " + std::to_string(info.features) + ".");
+    if (!info.names.empty() && info.names != model.features) {
+      std::size_t j = 0;
+      while (info.names[j] == model.features[j]) ++j;
+      fail(3, "feature " + std::to_string(j + 1) + " is '" + model.features[j] +
+                  "', but its XGBoost model was trained on '" + info.names[j] + "' there.");
     }
     return model;
   }
-  if (line != kLogisticHeader) throw_input_error(origin, 1, "not a termalign re-ranker model (bad header).");
+  if (line != kLogisticHeader) fail(1, "not a termalign re-ranker model (bad header).");
   std::vector<double> means, scales, weights;
   for (std::size_t number = 2;; ++number) {
-    std::string name;
+    std::string name, extra;
     double a = 0, b = 0, c = 0;
-    if (!std::getline(stream, line)) throw_input_error(origin, number, "expected 'bias VALUE' at the end.");
+    if (!std::getline(stream, line)) fail(number, "expected 'bias VALUE' at the end.");
     std::istringstream fields(line);
-    if (!(fields >> name)) throw_input_error(origin, number, "expected 'feature mean scale weight'.");
+    if (!(fields >> name)) fail(number, "expected 'feature mean scale weight'.");
     if (name == "bias") {
-      if (!(fields >> model.bias)) throw_input_error(origin, number, "expected 'bias VALUE'.");
+      if (!(fields >> model.bias) || fields >> extra) fail(number, "expected 'bias VALUE'.");
+      for (std::size_t after = number + 1; std::getline(stream, line); ++after)
+        if (!blank(line)) fail(after, "text after the bias, the model's last line.");
       break;
     }
-    if (!(fields >> a >> b >> c)) throw_input_error(origin, number, "expected 'feature mean scale weight'.");
-    if (!(b > 0)) throw_input_error(origin, number, "the scale must be positive.");
+    if (!(fields >> a >> b >> c) || fields >> extra) fail(number, "expected 'feature mean scale weight'.");
+    if (!(b > 0)) fail(number, "the scale must be positive.");
     model.features.push_back(name);
     means.push_back(a), scales.push_back(b), weights.push_back(c);
   }
@@ -681,6 +724,27 @@ Reranker parse_reranker(const std::string& text, const std::string& origin) {
   model.mean = Eigen::Map<Eigen::VectorXd>(means.data(), f);
   model.scale = Eigen::Map<Eigen::VectorXd>(scales.data(), f);
   model.weights = Eigen::Map<Eigen::VectorXd>(weights.data(), f);
+  return model;
+}
+
+}  // namespace
+
+Reranker parse_reranker(const std::string& text, const std::string& origin) {
+  const std::size_t first_end = text.find('\n');
+  if (text.compare(0, first_end, kStagesHeader) != 0) return parse_stage(text, origin, 1, "");
+  const std::string marker = std::string("\n") + kSecondStageLine + "\n";
+  const std::size_t first_begin = first_end + 1, split = text.find(marker, first_end);
+  if (split == std::string::npos) {
+    throw_input_error(
+        origin, 0, std::string("a two-stage model needs a line '") + kSecondStageLine + "' between its stages.");
+  }
+  const std::size_t second_line =
+      2 + 1 +
+      static_cast<std::size_t>(std::count(text.begin() + static_cast<std::ptrdiff_t>(first_begin),
+                                          text.begin() + static_cast<std::ptrdiff_t>(split + 1), '\n'));
+  Reranker first = parse_stage(text.substr(first_begin, split + 1 - first_begin), origin, 2, "first stage: ");
+  Reranker model = parse_stage(text.substr(split + marker.size()), origin, second_line, "second stage: ");
+  model.first_stage = std::make_shared<const Reranker>(std::move(first));
   return model;
 }
 

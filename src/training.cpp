@@ -50,7 +50,7 @@ Reranker fit(Learner learner, const Matrix& x, const std::vector<std::string>& n
   }
   trees.objective = learner == Learner::ranking ? "rank:pairwise" : "binary:logistic";
   trees.threads = threads;
-  model.booster = train_boosted_trees(x, labels, trees);
+  model.booster = train_boosted_trees(x, labels, trees, names);
   return model;
 }
 

@@ -110,6 +110,56 @@ TEST_CASE("re-ranker models: the earlier logistic format is read, a table gives 
   CHECK_THROWS_WITH(parse_reranker("termalign-reranker 1\nb 1 2 3\n", "y.txt"), Catch::Contains("bias"));
 }
 
+TEST_CASE("a model file that is damaged is an input error naming its file and line, before any scoring",
+          "[reranker]") {
+  Matrix x;
+  std::vector<std::uint8_t> labels;
+  synthetic(300, 3, x, labels);
+  const std::vector<std::string> names = {"a", "b", "c", "noise"};
+  BoostedTreesOptions options;
+  options.rounds = 5;
+  Reranker trees;
+  trees.learner = Learner::trees;
+  trees.features = names;
+  trees.booster = train_boosted_trees(x, labels, options, names);
+  CHECK(inspect_boosted_trees(trees.booster).names == names);  // the model keeps its columns' names
+  const std::string text = format_reranker(trees);             // header, learner, features, JSON
+  const auto replaced = [&](const std::string& from, const std::string& to) {
+    std::string changed = text;
+    REQUIRE(changed.find(from) != std::string::npos);
+    return changed.replace(changed.find(from), from.size(), to);
+  };
+  const auto rejected = [](const std::string& bad, const std::string& where, const std::string& what) {
+    CHECK_THROWS_WITH(parse_reranker(bad, "m.txt"), Catch::Contains(where) && Catch::Contains(what));
+  };
+  rejected(replaced("learner trees", "learner forest"), "m.txt:2", "unknown learner 'forest'");
+  rejected(replaced("features a b", "features b a"), "m.txt:3",
+           "feature 1 is 'b', but its XGBoost model was trained on 'a' there");
+  rejected(replaced("features a b c noise", "features a b c"), "m.txt:3",
+           "names 3 features, but its XGBoost model reads 4");
+  rejected(text.substr(0, text.size() / 2), "m.txt:4", "one JSON object");  // cut in the JSON
+  rejected(replaced("\"learner\"", "\"learner\" 1,"), "m.txt:4", "not an XGBoost model");
+  rejected(text + "second stage\n" + text, "m.txt:5", "two-stage model needs its first line");
+  CHECK(parse_reranker(replaced("features a", "features  a"), "m.txt").features == names);  // spacing is free
+  // Logistic: a line after the bias, a field too many.
+  const std::string logistic = "termalign-reranker 1\nb 1 2 3\nbias 0.5\n";
+  rejected(logistic + "c 1 2 3\n", "m.txt:4", "text after the bias");
+  rejected("termalign-reranker 1\nb 1 2 3 4\nbias 0.5\n", "m.txt:2", "expected 'feature mean scale weight'");
+  CHECK(parse_reranker(logistic + "\n", "m.txt").features == std::vector<std::string>{"b"});
+  // Two stages: line numbers count from the file's first line.
+  Reranker two = trees;
+  two.first_stage = std::make_shared<const Reranker>(trees);
+  const std::string both = format_reranker(two);
+  const std::size_t second = both.find("second stage\n") + 13;
+  std::string bad_second = both;
+  bad_second.replace(bad_second.find("learner trees", second), 13, "learner forest");
+  const auto line_of = [&](std::size_t offset) {
+    return 1 + static_cast<std::size_t>(
+                   std::count(both.begin(), both.begin() + static_cast<std::ptrdiff_t>(offset), '\n'));
+  };
+  rejected(bad_second, "m.txt:" + std::to_string(line_of(second) + 1), "second stage: unknown learner");
+}
+
 TEST_CASE("the bundled models are built in and read their features", "[reranker]") {
   for (const bool with_corpora : {false, true}) {
     const Reranker model = bundled_reranker(with_corpora);

@@ -25,9 +25,18 @@ struct BoostedTreesOptions {
   std::uint32_t seed = 1;
 };
 
-// Trains on rows `x` (labels 1 for a gold pair) and returns the model as XGBoost's JSON text.
+// Trains on rows `x` (labels 1 for a gold pair) and returns the model as XGBoost's JSON text. With `names` (one
+// per column), the model keeps them (XGBoost's feature_names).
 std::string train_boosted_trees(const Matrix& x, const std::vector<std::uint8_t>& labels,
-                                const BoostedTreesOptions& options);
+                                const BoostedTreesOptions& options, const std::vector<std::string>& names = {});
+
+// What a model's text holds, read by XGBoost: its column count and the feature names it keeps (none for models
+// trained without). An internal error with XGBoost's message when the text is no model.
+struct BoostedTreesInfo {
+  std::size_t features = 0;
+  std::vector<std::string> names;
+};
+BoostedTreesInfo inspect_boosted_trees(const std::string& model);
 
 // The raw margin of each row (monotone in the predicted probability).
 std::vector<float> predict_boosted_trees(const std::string& model, const Matrix& x, int threads = 0);
