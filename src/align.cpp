@@ -853,6 +853,13 @@ std::vector<RankedIndex> rank_candidate_indices(const CandidateSet& candidates, 
     for (std::size_t i = block * kBlock; i < std::min(n, (block + 1) * kBlock); ++i)
       keys[i] = {scores(static_cast<Eigen::Index>(i)), evidence.source[i], evidence.target[i]};
   });
+  // NaN is ordered against nothing: the sort's result would be undefined.
+  const auto nan = std::find_if(keys.begin(), keys.end(), [](const Key& key) { return std::isnan(key.score); });
+  if (nan != keys.end()) {
+    throw_usage_error("The score of candidate " + std::to_string(nan - keys.begin()) + " (source term " +
+                      std::to_string(nan->source) + ", target term " + std::to_string(nan->target) +
+                      ") is NaN: candidates are ranked by scores that are numbers.");
+  }
   // Without other evidence the scoring already returns its candidates in this order: one pass checks it.
   // Otherwise each thread sorts a slice and the slices are merged in pairs (each level's merges in parallel).
   if (!std::is_sorted(keys.begin(), keys.end())) {

@@ -203,6 +203,13 @@ RerankerTrainingResult train_reranker(const AlignConfig& config, const RerankerT
     result.cross_validated_ap = ranked_ap(candidates, chosen_held_out, gold);
     logger().info("re-ranker {}, two stages: {}-fold cross-validated AP {:.4f}", to_string(chosen), options.folds,
                   result.cross_validated_ap);
+    if (result.cross_validated_ap < result.one_stage_ap) {
+      logger().warn(
+          "the second stage lowers the cross-validated AP ({:.4f} against {:.4f} with one stage): with this "
+          "little "
+          "data or these features, --stages 1 may do better",
+          result.cross_validated_ap, result.one_stage_ap);
+    }
   }
   for (const RankedIndex& pair : rank_candidate_indices(candidates, chosen_held_out, threads)) {
     const std::string& source = candidates.source_terms.terms[pair.source];

@@ -201,6 +201,11 @@ def test_aligner_stages_with_numpy(sample_pairs):
     # The stages give the pipeline's unsupervised list (without the orthographic parts and the re-ranker, which
     # the stages leave out).
     assert ranked == aligner.align()
+    # A NaN score cannot be ranked: an error, not an undefined order.
+    broken = dict(scored, csls=scored["csls"].copy())
+    broken["csls"][len(broken["csls"]) // 2] = np.nan
+    with pytest.raises(termalign.UsageError, match="is NaN"):
+        aligner.rank(broken, x_ids, z_ids, source_terms, target_terms)
 
 
 def test_aligner_keeps_its_vectors(caplog):
