@@ -43,6 +43,7 @@ LoadOptions side_options(std::initializer_list<const std::vector<std::string>*> 
   options.restrict_words = true;
   options.wanted = collect_word_set(lists);
   options.most_frequent = config.input.most_frequent;
+  options.fold_case = config.composition.lowercase_fallback;
   options.threads = config.scoring.threads;
   return options;
 }

@@ -59,8 +59,7 @@ TermComposer::TermComposer(const Embeddings& embeddings, const Normalizer& norma
     : embeddings_(embeddings), normalizer_(normalizer), options_(options) {}
 
 bool TermComposer::add_known(const std::string& word, RowVector& sum, int& count) const {
-  auto row = embeddings_.row(word);
-  if (!row && options_.lowercase_fallback) row = embeddings_.row(to_lower(word));
+  const auto row = options_.lowercase_fallback ? embeddings_.row_any_case(word) : embeddings_.row(word);
   if (!row) return false;
   sum += embeddings_.vectors.row(static_cast<Eigen::Index>(*row));
   ++count;
@@ -171,15 +170,6 @@ std::vector<ComposedTerms> detail::compose_lists_alongside(const std::vector<Ter
 }
 
 namespace {
-
-// Whether to_lower could change `word`: it holds an ASCII capital or a non-ASCII byte.
-bool may_change_when_lowered(const std::string& word) {
-  for (const char c : word) {
-    const auto byte = static_cast<unsigned char>(c);
-    if ((byte >= 'A' && byte <= 'Z') || byte >= 0x80) return true;
-  }
-  return false;
-}
 
 // Whether split_compound could split `word`: it holds a hyphen, an apostrophe or a multi-byte character.
 bool may_be_compound(const std::string& word) {

@@ -58,6 +58,17 @@ std::optional<std::size_t> Embeddings::row(const std::string& word) const {
   return found->second;
 }
 
+std::optional<std::size_t> Embeddings::row_any_case(const std::string& word) const {
+  if (auto found = row(word)) return found;
+  const std::string lowered = to_lower(word);
+  if (lowered != word) {
+    if (auto found = row(lowered)) return found;
+  }
+  const auto found = folded.find(lowered);
+  if (found == folded.end()) return std::nullopt;
+  return found->second;
+}
+
 bool Embeddings::subword_vector(const std::string& word, RowVector& out) const {
   if (!subwords) return false;
   RowVector vector(subwords->dim());
@@ -68,6 +79,15 @@ bool Embeddings::subword_vector(const std::string& word, RowVector& out) const {
 }
 
 namespace {
+
+// Whether `word`'s row is kept: every row without restrict_words, else the wanted words, and with fold_case the
+// words whose lower-cased form is wanted.
+bool wanted_word(const LoadOptions& options, std::string_view word) {
+  if (!options.restrict_words) return true;
+  const std::string text(word);
+  if (options.wanted.count(text) > 0) return true;
+  return options.fold_case && may_change_when_lowered(word) && options.wanted.count(to_lower(word)) > 0;
+}
 
 using Clock = std::chrono::steady_clock;
 
@@ -158,7 +178,7 @@ void scan_words(Chunk& chunk, const LoadOptions& options) {
   for_each_line(chunk.text, [&](std::size_t index, std::string_view line) {
     const std::string_view word = line.substr(0, line.find(' '));
     chunk.words.push_back(word);
-    chunk.kept.push_back(!options.restrict_words || options.wanted.count(std::string(word)) > 0);
+    chunk.kept.push_back(wanted_word(options, word));
     if (word.empty()) {
       keep_first(chunk.error, index + 1,
                  line.empty() ? "empty line" : "the line starts with a space (empty word)");
@@ -419,10 +439,7 @@ Embeddings load_fasttext_bin(const std::string& path, const LoadOptions& options
   const std::int32_t word_count = dictionary.nwords();  // the dictionary lists its words most frequent first
   for (std::int32_t id = 0; id < word_count; ++id) {
     std::string word = dictionary.getWord(id);
-    if (options.restrict_words && static_cast<std::size_t>(id) >= options.most_frequent &&
-        options.wanted.count(word) == 0) {
-      continue;
-    }
+    if (static_cast<std::size_t>(id) >= options.most_frequent && !wanted_word(options, word)) continue;
     if (!is_valid_utf8(word)) {
       throw_input_error(path, 0, "dictionary word " + std::to_string(id + 1) + " is not valid UTF-8");
     }
@@ -440,7 +457,18 @@ Embeddings load_fasttext_bin(const std::string& path, const LoadOptions& options
 }
 
 Embeddings load_embeddings(const std::string& path, const LoadOptions& options) {
-  return detail::has_fasttext_magic(path) ? load_fasttext_bin(path, options) : load_vec(path, options);
+  Embeddings embeddings =
+      detail::has_fasttext_magic(path) ? load_fasttext_bin(path, options) : load_vec(path, options);
+  if (options.fold_case) {
+    for (std::size_t r = 0; r < embeddings.words.size(); ++r) {
+      const std::string& word = embeddings.words[r];
+      if (!may_change_when_lowered(word)) continue;
+      std::string lowered = to_lower(word);
+      if (lowered != word && embeddings.rows.count(lowered) == 0)
+        embeddings.folded.try_emplace(std::move(lowered), r);
+    }
+  }
+  return embeddings;
 }
 
 }  // namespace termalign

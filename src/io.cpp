@@ -51,6 +51,14 @@ bool is_valid_utf8(std::string_view text) {
   return true;
 }
 
+bool may_change_when_lowered(std::string_view text) {
+  for (const char c : text) {
+    const auto byte = static_cast<unsigned char>(c);
+    if ((byte >= 'A' && byte <= 'Z') || byte >= 0x80) return true;
+  }
+  return false;
+}
+
 std::string to_lower(std::string_view text) {
   std::string lowered;
   lowered.reserve(text.size());

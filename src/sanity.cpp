@@ -20,7 +20,7 @@ std::string percent(std::size_t part, std::size_t whole) {
 }
 
 bool known_word(const Embeddings& vectors, const std::string& word) {
-  return vectors.rows.count(word) != 0 || vectors.rows.count(to_lower(word)) != 0;
+  return vectors.row_any_case(word).has_value();
 }
 
 }  // namespace

@@ -174,6 +174,30 @@ TEST_CASE("load_vec logs its progress in rows while a file loads", "[embeddings]
   CHECK_THAT(lines.back(), Catch::Contains("rows read: 4162/4162 (100%"));
 }
 
+TEST_CASE("fold_case keeps and finds the cased words of lower-cased wanted words", "[embeddings]") {
+  // Cased vectors (German nouns, names), lower-cased lists: `datei` finds `DATEI`, its first cased form.
+  const std::string path = embeddings_temporary(
+      "cased.vec", "6 2\nDATEI 1 0\nDatei 2 0\nFormat 3 0\nformat 4 0\nÉcran 5 0\nOther 6 0\n");
+  LoadOptions options;
+  options.restrict_words = true;
+  options.wanted = {"datei", "format", "écran", "absent"};
+  options.chunk_bytes = 16;
+  options.threads = 2;
+  const Embeddings exact = termalign::load_embeddings(path, options);
+  CHECK(exact.words == std::vector<std::string>{"format"});
+  CHECK_FALSE(exact.row_any_case("datei").has_value());
+  options.fold_case = true;
+  const Embeddings folded = termalign::load_embeddings(path, options);
+  CHECK(folded.words == std::vector<std::string>{"DATEI", "Datei", "Format", "format", "Écran"});
+  CHECK(folded.row_any_case("datei") == std::optional<std::size_t>(0));   // the first cased form
+  CHECK(folded.row_any_case("format") == std::optional<std::size_t>(3));  // its own row first
+  CHECK(folded.row_any_case("Format") == std::optional<std::size_t>(2));
+  CHECK(folded.row_any_case("FORMAT") == std::optional<std::size_t>(3));  // lower-cased, then its own row
+  CHECK(folded.row_any_case("écran") == std::optional<std::size_t>(4));   // non-ASCII capitals too
+  CHECK_FALSE(folded.row_any_case("other").has_value());                  // not wanted: not kept
+  CHECK_FALSE(folded.row_any_case("absent").has_value());
+}
+
 TEST_CASE("load_vec keeps only the wanted words and the most frequent rows", "[embeddings]") {
   const ReferenceVec reference = read_reference_vec(kTinyVec);
   REQUIRE(reference.words.size() == 38);

@@ -340,6 +340,35 @@ TEST_CASE("robustness: a seed lexicon with no pair in the vocabularies", "[robus
 
 // --- Vectors --------------------------------------------------------------------------------------------------
 
+TEST_CASE("robustness: cased vectors under lower-cased lists give the lower-cased vectors' list", "[robustness]") {
+  // Official fastText vectors keep case (German nouns); BUCC lists and seeds are lower-cased. Each word of the
+  // target vectors capitalised: every lower-cased term word, seed word and word-level lookup must find it.
+  const Scratch scratch("vec-cased");
+  AlignRun run;
+  run.out = scratch.file("lower.tsv");
+  REQUIRE(run_cli(scratch, run.arguments()).exit_code == 0);
+  const std::string lower = read_bytes(run.out);
+  auto lines = split_lines(read_bytes(kModels + "fr.vec"));
+  std::size_t capitalised = 0;
+  for (std::size_t i = 1; i < lines.size(); ++i) {
+    if (lines[i].empty() || lines[i][0] < 'a' || lines[i][0] > 'z') continue;
+    lines[i][0] = static_cast<char>(lines[i][0] - 'a' + 'A');
+    ++capitalised;
+  }
+  CHECK(capitalised > 3000);
+  run.tgt_vectors = scratch.write("fr-cased.vec", join_lines(lines));
+  run.out = scratch.file("cased.tsv");
+  const Outcome outcome = run_cli(scratch, run.arguments());
+  INFO("stderr: " << outcome.errors);
+  REQUIRE(outcome.exit_code == 0);
+  CHECK(read_bytes(run.out) == lower);
+  // Without the case fallback the capitalised words are not found.
+  run.extra += " --lowercase-fallback false";
+  run.out = scratch.file("exact.tsv");
+  REQUIRE(run_cli(scratch, run.arguments()).exit_code == 0);
+  CHECK(read_bytes(run.out) != lower);
+}
+
 TEST_CASE("robustness: a .vec with a bad header", "[robustness]") {
   const Scratch scratch("vec-header");
   AlignRun run;

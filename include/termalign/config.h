@@ -74,7 +74,7 @@ struct MappingOptions {
 };
 
 struct CompositionOptions {
-  bool lowercase_fallback = true;  // try a token lower-cased when it is unknown as written
+  bool lowercase_fallback = true;  // an unknown token: lower-cased, then a cased word of that form (row_any_case)
   bool split_compounds = true;     // then split it on hyphens and apostrophes
   bool subword_oov = true;         // then, with .bin vectors, use its character n-gram vector
   bool joined_terms = true;        // a multi-word term's own vector when the vectors have its joined token

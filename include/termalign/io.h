@@ -12,6 +12,8 @@ bool is_valid_utf8(std::string_view text);
 
 // Unicode lower-casing of valid UTF-8, code point by code point (ICU's simple case mapping).
 std::string to_lower(std::string_view text);
+// Whether to_lower could change `text`: it holds an ASCII capital or a non-ASCII byte (a quick test before it).
+bool may_change_when_lowered(std::string_view text);
 
 // Strips ASCII white space (space, tab, CR, LF, VT, FF) at both ends.
 std::string_view trim(std::string_view text);

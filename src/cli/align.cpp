@@ -66,7 +66,7 @@ const std::map<std::string, std::string>& option_help() {
       {"refine-words", "Refinement: frequent words per side among which the dictionary is induced"},
       {"refine-validation",
        "Refinement: share of seed words held out; an iteration that retrieves fewer of them stops it (0 = off)"},
-      {"lowercase-fallback", "Try unknown tokens lower-cased"},
+      {"lowercase-fallback", "Try unknown tokens lower-cased, then as cased words of the vectors"},
       {"split-compounds", "Split unknown tokens on hyphens and apostrophes"},
       {"subword-oov", "Use subword vectors of unknown tokens with .bin models"},
       {"joined-terms", "Use a multi-word term's own vector when the vectors have its joined token"},
