@@ -138,12 +138,19 @@ void check_terms_against_vectors(const TermList& source_terms, const TermList& t
     const double own = known_term_share(side.terms, side.own);
     if (own >= 0.5) continue;
     const double other = known_term_share(side.terms, side.other);
+    // Swapped lists: the other vectors know most of the terms, and clearly more of them.
+    const bool swapped = other >= 0.5 && other > 2 * own;
     const std::string cause =
-        other > own ? fmt::format(
-                          "their words are more often words of the other language's vectors {} ({:.0f} %): "
-                          "are --src-terms and --tgt-terms swapped?",
-                          side.other.path, 100 * other)
-                    : fmt::format("are the vectors {} of the term list's language?", side.own.path);
+        swapped ? fmt::format(
+                      "their words are more often words of the other language's vectors {} ({:.0f} %): "
+                      "are --src-terms and --tgt-terms swapped?",
+                      side.other.path, 100 * other)
+        : side.own.has_subwords()
+            ? fmt::format(
+                  "the others get vectors from their character n-grams ({} is a .bin model), weaker ones: "
+                  "are these vectors of the term list's language (and of its case)?",
+                  side.own.path)
+            : fmt::format("are the vectors {} of the term list's language (and of its case)?", side.own.path);
     logger().warn("{}: only {:.0f} % of the {} terms are made of words of the vectors {}; {}", side.terms.path,
                   100 * own, side.name, side.own.path, cause);
   }

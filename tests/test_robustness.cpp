@@ -812,7 +812,14 @@ TEST_CASE("robustness: term lists of another language than the vectors", "[robus
   run.tgt_terms = scratch.write("terms-xx.txt", terms);
   check_accepted(scratch, run,
                  {run.tgt_terms + ": only 0 % of the target terms are made of words of the vectors",
-                  "are the vectors " + run.tgt_vectors + " of the term list's language?"});
+                  "are the vectors " + run.tgt_vectors + " of the term list's language (and of its case)?"});
+  // A .bin model gives every word a vector from its character n-grams: the warning says they are weaker.
+  run.src_vectors = kModels + "en.bin";  // the sample's .bin models (dimension 32)
+  run.tgt_vectors = kModels + "fr.bin";
+  check_accepted(
+      scratch, run,
+      {run.tgt_terms + ": only 0 % of the target terms are made of words of the vectors",
+       "the others get vectors from their character n-grams (" + run.tgt_vectors + " is a .bin model)"});
 }
 
 TEST_CASE("robustness: corpora swapped, or of other texts, are named in a warning", "[robustness]") {
