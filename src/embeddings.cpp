@@ -245,6 +245,10 @@ Embeddings parse_vec_text(const std::string& path, std::string_view contents,
                           Clock::time_point start) {
   if (contents.empty())
     throw_input_error(path, 1, "empty file (expected a header '<number of words> <dimension>')");
+  if (contents.substr(0, 3) == "\xEF\xBB\xBF") {  // as the other inputs: a UTF-8 byte order mark is ignored
+    contents.remove_prefix(3);
+    logger().warn("{}: starts with a UTF-8 byte order mark; ignored", path);
+  }
   const auto header_end = contents.find('\n');
   const VecHeader header = parse_vec_header(path, strip_line_end(contents.substr(0, header_end)));
   contents.remove_prefix(header_end == std::string_view::npos ? contents.size() : header_end + 1);

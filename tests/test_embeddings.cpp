@@ -174,6 +174,19 @@ TEST_CASE("load_vec logs its progress in rows while a file loads", "[embeddings]
   CHECK_THAT(lines.back(), Catch::Contains("rows read: 4162/4162 (100%"));
 }
 
+TEST_CASE("a .vec that starts with a UTF-8 byte order mark loads as without it, with a warning", "[embeddings]") {
+  const std::string text = "2 2\nword 1 2\nother 3 4\n";
+  const std::string plain = embeddings_temporary("plain.vec", text);
+  const std::string marked = embeddings_temporary("marked.vec", "\xEF\xBB\xBF" + text);
+  CapturedLog log;
+  const Embeddings expected = termalign::load_embeddings(plain);
+  CHECK(log.warnings_with("byte order mark") == 0);
+  const Embeddings loaded = termalign::load_embeddings(marked);
+  CHECK(loaded.words == expected.words);
+  CHECK(loaded.vectors == expected.vectors);
+  CHECK(log.warnings_with(marked + ": starts with a UTF-8 byte order mark; ignored") == 1);
+}
+
 TEST_CASE("fold_case keeps and finds the cased words of lower-cased wanted words", "[embeddings]") {
   // Cased vectors (German nouns, names), lower-cased lists: `datei` finds `DATEI`, its first cased form.
   const std::string path = embeddings_temporary(
