@@ -1,6 +1,7 @@
 #include "termalign/evaluation.h"
 
 #include <spdlog/fmt/fmt.h>
+#include <unicode/uscript.h>
 #include <unicode/utf8.h>
 
 #include <algorithm>
@@ -14,6 +15,7 @@
 
 #include "termalign/error.h"
 #include "termalign/logging.h"
+#include "termalign/orthography.h"
 
 namespace termalign {
 
@@ -66,11 +68,40 @@ SetScores set_scores(std::size_t tp, std::size_t n_sys, std::size_t n_gold) {
   return scores;
 }
 
+// The scripts of the letters of `text` (not Common nor Inherited: digits, punctuation, combining marks).
+std::vector<UScriptCode> scripts_of(const std::string& text) {
+  std::vector<UScriptCode> scripts;
+  const auto* bytes = reinterpret_cast<const std::uint8_t*>(text.data());
+  const std::int32_t length = static_cast<std::int32_t>(text.size());
+  for (std::int32_t i = 0; i < length;) {
+    UChar32 code_point;
+    U8_NEXT(bytes, i, length, code_point);
+    if (code_point < 0) continue;
+    UErrorCode status = U_ZERO_ERROR;
+    const UScriptCode script = uscript_getScript(code_point, &status);
+    if (U_FAILURE(status) || script == USCRIPT_COMMON || script == USCRIPT_INHERITED) continue;
+    if (std::find(scripts.begin(), scripts.end(), script) == scripts.end()) scripts.push_back(script);
+  }
+  return scripts;
+}
+
+}  // namespace
+
+std::size_t spelling_distance(const std::string& a, const std::string& b) {
+  const std::vector<UScriptCode> x = scripts_of(a), y = scripts_of(b);
+  const bool shared = x.empty() || y.empty() || std::any_of(x.begin(), x.end(), [&](UScriptCode s) {
+                        return std::count(y.begin(), y.end(), s);
+                      });
+  return shared ? edit_distance(a, b) : edit_distance(latin_spelling(a), latin_spelling(b));
+}
+
+namespace {
+
 // The subsets of the gold in the breakdown; a gold pair belongs to one string-similarity and one length subset.
 const std::array<const char*, 5> subset_names = {"identical", "close", "far", "single-word", "multi-word"};
 
 std::array<bool, 5> subsets_of(const Pair& gold_pair) {
-  const std::size_t distance = edit_distance(gold_pair.first, gold_pair.second);
+  const std::size_t distance = spelling_distance(gold_pair.first, gold_pair.second);
   const bool multi_word = gold_pair.first.find(' ') != std::string::npos;
   return {distance == 0, distance > 0 && distance <= 3, distance > 3, !multi_word, multi_word};
 }

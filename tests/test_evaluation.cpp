@@ -222,6 +222,15 @@ TEST_CASE("edit distance counts code points", "[evaluation]") {
   CHECK(termalign::edit_distance("\xE6\x97\xA5\xE6\x9C\xAC", "\xE6\x97\xA5") == 1);  // 日本 / 日
 }
 
+TEST_CASE("the breakdown's spelling distance compares two scripts by their Latin spellings", "[evaluation]") {
+  using termalign::spelling_distance;
+  CHECK(spelling_distance("protocol", "протокол") == 1);  // Latin / Cyrillic: transliterated (protokol)
+  CHECK(spelling_distance("function", "функция") == termalign::edit_distance("function", "funkcia"));
+  CHECK(spelling_distance("table", "tableau") == 2);          // one script: as written, accents included
+  CHECK(spelling_distance("\xC3\xA9t\xC3\xA9", "ete") == 2);  // été / ete
+  CHECK(spelling_distance("2020", "протокол 2020") == termalign::edit_distance("2020", "протокол 2020"));
+}
+
 TEST_CASE("the breakdown scores subsets of the gold over the ranks of the full list", "[evaluation]") {
   const PairList subset_gold = pair_list({{"pdf", "pdf"},                   // identical, single-word
                                           {"table", "tableau"},             // distance 2: close, single-word
