@@ -130,6 +130,12 @@ RerankerTrainingResult train_reranker(const AlignConfig& config, const RerankerT
     for (std::size_t i = 0; i < evidence.size(); ++i) {
       (fold_of[evidence.source[i]] == fold ? test_rows : train_rows)[fold].push_back(i);
     }
+    if (train_rows[fold].empty()) {
+      throw_usage_error(fmt::format(
+          "Fold {} of {} holds every source term with candidates ({}), so no model can score it: use fewer folds "
+          "(--folds) or another --fold-seed.",
+          fold + 1, options.folds, sources));
+    }
   }
   // A second stage learns from first-stage scores of rows the first stage did not see, as it meets them in
   // `align`: within a training fold, those come from an inner split of its source terms in two.
@@ -152,8 +158,11 @@ RerankerTrainingResult train_reranker(const AlignConfig& config, const RerankerT
     for (std::size_t i = 0; i < score_rows.size(); ++i)
       scores(static_cast<Eigen::Index>(score_rows[i])) = part(static_cast<Eigen::Index>(i));
   };
-  // Every candidate's score by the model (of `stages` stages) of the folds that did not hold its source term.
-  const auto held_out_scores = [&](Learner learner, const std::vector<std::string>& names, std::size_t stages) {
+  // Every candidate's score by the model (of `stages` stages) of the folds that did not hold its source term. With
+  // two stages, `one_stage` (the same learner's one-stage scores over the same columns, if known) gives the test
+  // folds' first-stage scores: the same fits.
+  const auto held_out_scores = [&](Learner learner, const std::vector<std::string>& names, std::size_t stages,
+                                   const Eigen::VectorXd* one_stage = nullptr) {
     const FeatureTable selected{names, table.select(names, "(training)")};
     const Matrix& x = selected.values;
     Eigen::VectorXd held_out(static_cast<Eigen::Index>(evidence.size()));
@@ -164,7 +173,12 @@ RerankerTrainingResult train_reranker(const AlignConfig& config, const RerankerT
       }
       // First-stage scores: the test fold's by the training fold's model, the training fold's by inner folds.
       Eigen::VectorXd first(static_cast<Eigen::Index>(evidence.size()));
-      fit_and_score(learner, x, names, train_rows[fold], test_rows[fold], first);
+      if (one_stage) {
+        for (const std::size_t i : test_rows[fold])
+          first(static_cast<Eigen::Index>(i)) = (*one_stage)(static_cast<Eigen::Index>(i));
+      } else {
+        fit_and_score(learner, x, names, train_rows[fold], test_rows[fold], first);
+      }
       for (std::uint32_t inner = 0; inner < 2; ++inner) {
         std::vector<std::size_t> fit_rows, score_rows;
         for (const std::size_t i : train_rows[fold])
@@ -199,7 +213,7 @@ RerankerTrainingResult train_reranker(const AlignConfig& config, const RerankerT
   const Eigen::VectorXd first_stage_held_out = chosen_held_out;
   result.one_stage_ap = result.cross_validated_ap;
   if (options.stages == 2) {
-    chosen_held_out = held_out_scores(chosen, table.names, 2);
+    chosen_held_out = held_out_scores(chosen, table.names, 2, &first_stage_held_out);
     result.cross_validated_ap = ranked_ap(candidates, chosen_held_out, gold);
     logger().info("re-ranker {}, two stages: {}-fold cross-validated AP {:.4f}", to_string(chosen), options.folds,
                   result.cross_validated_ap);

@@ -667,6 +667,36 @@ TEST_CASE("robustness: train-reranker rejects training values that would train n
   CHECK(scratch.temporary_files().empty());
 }
 
+TEST_CASE("robustness: a fold that holds every source term with candidates is a usage error", "[robustness]") {
+  // Two source terms with vectors among thirty without: the folds are drawn over all of them, so with some fold
+  // seeds both land in one fold, and the other fold has nothing to train on.
+  const Scratch scratch("reranker-one-fold");
+  std::string terms = "absolute values\nalign left\n";
+  for (int i = 0; i < 30; ++i) terms += "xqzterm" + std::to_string(i) + "\n";
+  std::size_t rejected = 0, trained = 0;
+  for (int seed = 1; seed <= 6; ++seed) {
+    AlignRun run;
+    run.src_terms = scratch.write("terms-en.txt", terms);
+    run.out = scratch.file("model.txt");
+    run.extra += " --stages 1 --learner logistic --folds 2 --fold-seed " + std::to_string(seed);
+    std::vector<std::string> arguments = run.arguments();
+    arguments.front() = "train-reranker";
+    arguments.insert(arguments.end(), {"--gold", kSample + "terms-en-fr.txt"});
+    const Outcome outcome = run_cli(scratch, arguments);
+    INFO("fold seed " << seed << ", stderr: " << outcome.errors);
+    if (outcome.exit_code == 2) {
+      CHECK_THAT(outcome.errors, Catch::Contains("holds every source term with candidates (2), so no model can "
+                                                 "score it: use fewer folds (--folds) or another --fold-seed."));
+      ++rejected;
+    } else {
+      CHECK(outcome.exit_code == 0);
+      ++trained;
+    }
+  }
+  CHECK(rejected > 0);  // with these seeds both kinds occur
+  CHECK(trained > 0);
+}
+
 // --- Process-wide state ----------------------------------------------------------------------------------------
 
 TEST_CASE("robustness: writing a file gives it the usual permissions and leaves the umask alone", "[robustness]") {
