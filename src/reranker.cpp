@@ -263,15 +263,15 @@ Matrix FeatureTable::select(const std::vector<std::string>& wanted, const std::s
     const auto found = std::find(names.begin(), names.end(), wanted[j]);
     if (found == names.end()) {
       const std::string group = feature_group(wanted[j]);
-      throw_input_error(
-          origin, 0,
-          "the model uses the feature '" + wanted[j] + "', which this run does not compute" +
-              (group.rfind("corpus", 0) == 0 ? " (it needs the corpora: --src-corpus, --tgt-corpus)"
-               : group == "first-stage" ? " (a first stage's column: two-stage models score with score_candidates)"
-                                        : std::string()) +
-              "; use a model trained without it. Models trained before the similarities became "
-              "run-relative (features such as 'csls', now 'csls_q') must be trained again with "
-              "`termalign train-reranker`.");
+      const std::string cause =
+          group.rfind("corpus", 0) == 0
+              ? " (it needs the corpora: --src-corpus, --tgt-corpus); use a model trained without it."
+          : group == "first-stage"
+              ? " (a first stage's column: two-stage models score with score_candidates)."
+              : "; use a model trained without it. Models trained before the similarities became run-relative "
+                "(features such as 'csls', now 'csls_q') must be trained again with `termalign train-reranker`.";
+      throw_input_error(origin, 0,
+                        "the model uses the feature '" + wanted[j] + "', which this run does not compute" + cause);
     }
     column[j] = found - names.begin();
   }

@@ -105,7 +105,12 @@ TEST_CASE("re-ranker models: the earlier logistic format is read, a table gives 
   FeatureTable missing;
   missing.names = {"a"};
   missing.values = Matrix(1, 1);
-  CHECK_THROWS_WITH(model.score(missing, "model.txt"), Catch::Contains("model.txt") && Catch::Contains("'b'"));
+  CHECK_THROWS_WITH(model.score(missing, "model.txt"),
+                    Catch::Contains("model.txt") && Catch::Contains("'b'") && Catch::Contains("trained again"));
+  // A corpus feature: the cause is the missing corpora, not an old model.
+  const Reranker corpus = parse_reranker("termalign-reranker 1\nfreq_log_ratio 0 1 1\nbias 0\n", "(corpus)");
+  CHECK_THROWS_WITH(corpus.score(missing, "corpus.txt"),
+                    Catch::Contains("needs the corpora") && !Catch::Contains("trained again"));
   CHECK_THROWS_WITH(parse_reranker("something else\n", "x.txt"), Catch::Contains("x.txt:1"));
   CHECK_THROWS_WITH(parse_reranker("termalign-reranker 1\nb 1 2 3\n", "y.txt"), Catch::Contains("bias"));
 }
