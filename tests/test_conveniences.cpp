@@ -269,6 +269,24 @@ TEST_CASE("align --data-dir --pair reads the dataset's files and scores the run 
       run_cli("align " + vectors + " --data-dir '" + kSample + "' --out '" + dir + "/x.tsv'", true);
   CHECK(no_pair.exit_code == 2);
   CHECK_THAT(no_pair.output, Catch::Contains("--pair l1-l2"));
+  // A list's warning comes once, though the scoring reads the lists again.
+  const std::string crlf = dir + "/crlf";
+  fs::create_directories(crlf);
+  for (const auto& entry : fs::directory_iterator(kSample)) fs::copy(entry.path(), crlf);
+  {
+    std::string lines;
+    for (const std::string& line : lines_of(read_file(crlf + "/terms-fr.txt"))) lines += line + "\r\n";
+    std::ofstream(crlf + "/terms-fr.txt", std::ios::binary) << lines;
+  }
+  const auto warned = run_cli("align " + vectors + " --data-dir '" + crlf + "' --pair en-fr --out '" + dir +
+                                  "/crlf.tsv' --refine-iterations 0",
+                              true);
+  REQUIRE(warned.exit_code == 0);
+  const std::string warning = "terms-fr.txt: 552 lines end with CRLF; accepted";
+  const std::size_t first = warned.output.find(warning);
+  CHECK(first != std::string::npos);
+  CHECK(warned.output.find(warning, first + 1) == std::string::npos);
+  CHECK_THAT(warned.output, Catch::Contains("AP: "));
 }
 
 TEST_CASE("train-reranker --data-dir takes the dataset's gold when --gold is not given", "[dataset]") {

@@ -140,8 +140,18 @@ void add_align_command(CLI::App& app, const ProcessGroup& group) {
     run_align(config, group);
     if (gold.empty() || !group.is_root()) return;
     // The dataset has its gold: the run's score, as `termalign evaluate` prints it.
-    const TermList sources = read_term_list(config.input.src_terms),
-                   targets = read_term_list(config.input.tgt_terms);
+    // The run read the lists and warned about them (CRLF, a BOM, repeats): they are read again without warnings.
+    struct ErrorsOnly {
+      spdlog::level::level_enum level = logger().level();
+      ErrorsOnly() { logger().set_level(std::max(level, spdlog::level::err)); }
+      ~ErrorsOnly() { logger().set_level(level); }
+    };
+    TermList sources, targets;
+    {
+      const ErrorsOnly quiet;
+      sources = read_term_list(config.input.src_terms);
+      targets = read_term_list(config.input.tgt_terms);
+    }
     const EvaluationResult result =
         evaluate(read_pairs(gold, PairFileKind::gold), read_pairs(config.output.out, PairFileKind::submission),
                  &sources, &targets, EvaluationOptions{});
