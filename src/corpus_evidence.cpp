@@ -118,8 +118,14 @@ void add_corpus_evidence(const CorpusEvidenceOptions& options, const TermList& s
     return static_cast<std::size_t>(std::count_if(corpus.term_count.begin(), corpus.term_count.end(),
                                                   [](std::uint64_t count) { return count > 0; }));
   };
-  check_terms_in_corpora(source_terms, found(source_corpus), options.source_corpus, target_terms,
-                         found(target_corpus), options.target_corpus);
+  const bool low = check_terms_in_corpora(source_terms, found(source_corpus), options.source_corpus, target_terms,
+                                          found(target_corpus), options.target_corpus);
+  if (low && options.leave_out_when_low) {
+    logger().warn(
+        "the corpus evidence is left out: the bundled model trained without corpora ranks this run, as without "
+        "the corpora (a --reranker model of your own would use them)");
+    return;
+  }
   const std::vector<SparseVector> translations =
       translate_context_words(options, source_corpus, target_corpus, source, target, mapping, seed);
 
@@ -168,6 +174,7 @@ void add_evidence_beyond_embeddings(const AlignConfig& config, const TermList& s
   options.target_corpus = config.input.tgt_corpus;
   options.window = config.input.corpus_window;
   options.threads = config.scoring.threads;
+  options.leave_out_when_low = config.input.reranker == kDefaultReranker;
   add_corpus_evidence(options, source_terms, target_terms, source, target, mapping, seed, evidence);
 }
 

@@ -156,7 +156,7 @@ void check_terms_against_vectors(const TermList& source_terms, const TermList& t
   }
 }
 
-void check_terms_in_corpora(const TermList& source_terms, std::size_t source_found,
+bool check_terms_in_corpora(const TermList& source_terms, std::size_t source_found,
                             const std::string& source_corpus, const TermList& target_terms,
                             std::size_t target_found, const std::string& target_corpus) {
   const auto share = [](std::size_t found, const TermList& terms) {
@@ -178,8 +178,10 @@ void check_terms_in_corpora(const TermList& source_terms, std::size_t source_fou
         "every term of its list, so the corpus evidence says little; {}",
         side.corpus, 100 * side.share, side.name, side.terms.path,
         both_low ? "are --src-corpus and --tgt-corpus swapped, or corpora of other texts?"
-                 : "is it the corpus these terms were found in?");
+                 : "is it the corpus these terms were found in (or does it hold them only in other forms, "
+                   "inflected)?");
   }
+  return source_share < kLowCorpusCoverage || target_share < kLowCorpusCoverage;
 }
 
 }  // namespace termalign

@@ -857,17 +857,35 @@ TEST_CASE("robustness: corpora swapped, or of other texts, are named in a warnin
   AlignRun run;
   const std::string en = kSample + "corpus-en.txt", fr = kSample + "corpus-fr.txt";
   run.extra += " --src-corpus " + fr + " --tgt-corpus " + en;
-  check_accepted(scratch, run,
-                 {fr + ": only 17 % of the source terms (" + run.src_terms + ") occur in this corpus",
-                  en + ": only 11 % of the target terms (" + run.tgt_terms + ") occur in this corpus",
-                  "are --src-corpus and --tgt-corpus swapped"});
+  const std::string swapped = check_accepted(
+      scratch, run,
+      {fr + ": only 17 % of the source terms (" + run.src_terms + ") occur in this corpus",
+       en + ": only 11 % of the target terms (" + run.tgt_terms + ") occur in this corpus",
+       "are --src-corpus and --tgt-corpus swapped",
+       "the corpus evidence is left out: the bundled model trained without corpora ranks this run"});
+  // Left out, they rank as no corpora do (the corpus model on them: AP 0.887 against 0.910 without, on the
+  // sample's default run).
+  AlignRun without;
+  without.out = scratch.file("without.tsv");
+  REQUIRE(run_cli(scratch, without.arguments()).exit_code == 0);
+  CHECK(swapped == read_bytes(without.out));
+  // A model of the user's own keeps them.
+  AlignRun own = run;
+  own.extra += " --reranker " + std::string(TERMALIGN_SOURCE_DIR) + "/models/reranker-enfr-corpus.txt";
+  own.out = scratch.file("own.tsv");
+  const Outcome kept = run_cli(scratch, own.arguments());
+  CHECK(kept.exit_code == 0);
+  CHECK_THAT(kept.errors, !Catch::Contains("the corpus evidence is left out"));
+  CHECK(read_bytes(own.out) != swapped);
   // One corpus of other texts: that one is named, as such.
   const std::string other = scratch.write("other.txt", "Nothing of the kind.\nAnother sentence.\n");
   AlignRun one_wrong;
   one_wrong.extra += " --src-corpus " + other + " --tgt-corpus " + fr;
   const Scratch scratch_one("corpus-other");
   check_accepted(scratch_one, one_wrong,
-                 {other + ": only 0 % of the source terms", "is it the corpus these terms were found in?"});
+                 {other + ": only 0 % of the source terms",
+                  "is it the corpus these terms were found in (or does it hold them only in other forms, "
+                  "inflected)?"});
   // The right corpora: no such warning.
   AlignRun right;
   right.extra += " --src-corpus " + en + " --tgt-corpus " + fr;

@@ -53,8 +53,8 @@ void check_terms_against_vectors(const TermList& source_terms, const TermList& t
 constexpr double kLowCorpusCoverage = 0.5;
 // Warns when under kLowCorpusCoverage of each list's terms occur in its corpus (`found` terms of the list):
 // corpora swapped (the lists occur more in each other's corpus is not computed: both shares low is the sign) or a
-// corpus of other texts.
-void check_terms_in_corpora(const TermList& source_terms, std::size_t source_found,
+// corpus of other texts. Returns whether a list is below it.
+bool check_terms_in_corpora(const TermList& source_terms, std::size_t source_found,
                             const std::string& source_corpus, const TermList& target_terms,
                             std::size_t target_found, const std::string& target_corpus);
 
