@@ -1,5 +1,8 @@
 #include "termalign/lexicon.h"
 
+#include <unicode/normalizer2.h>
+#include <unicode/unistr.h>
+
 #include <algorithm>
 #include <charconv>
 #include <cmath>
@@ -22,6 +25,18 @@ std::optional<std::uint32_t> TermList::id(const std::string& term) const {
 namespace {
 
 constexpr std::string_view utf8_bom = "\xEF\xBB\xBF";
+
+// Whether valid UTF-8 `text` is in Unicode NFC (ASCII always is).
+bool is_nfc(std::string_view text) {
+  if (std::all_of(text.begin(), text.end(), [](char c) { return static_cast<unsigned char>(c) < 0x80; }))
+    return true;
+  UErrorCode status = U_ZERO_ERROR;
+  const icu::Normalizer2* nfc = icu::Normalizer2::getNFCInstance(status);
+  if (U_FAILURE(status)) return true;
+  const bool normalized = nfc->isNormalized(
+      icu::UnicodeString::fromUTF8(icu::StringPiece(text.data(), static_cast<int32_t>(text.size()))), status);
+  return U_FAILURE(status) || normalized;
+}
 
 // Walks a whole file line by line: checks encoding and NUL bytes, strips a BOM, CRLF ends and surrounding white
 // space, skips blank lines, and collects the counts behind the one-per-file warnings.
@@ -49,6 +64,7 @@ class LineReader {
       }
       if (std::memchr(raw.data(), '\0', raw.size()) != nullptr) fail("line contains a NUL byte");
       if (!is_valid_utf8(raw)) fail("line is not valid UTF-8");
+      if (!is_nfc(raw)) ++non_nfc_lines_;
       text = trim(raw);
       if (!text.empty()) return true;
     }
@@ -71,6 +87,12 @@ class LineReader {
   void finish(const char* repeated_what) const {
     if (crlf_lines_ > 0) logger().warn("{}: {} lines end with CRLF; accepted", path_, crlf_lines_);
     if (duplicates_ > 0) logger().warn("{}: {} repeated {}", path_, duplicates_, repeated_what);
+    if (non_nfc_lines_ > 0) {
+      logger().warn(
+          "{}: {} lines are not in Unicode NFC (composed characters, as BUCC data and fastText vectors are): "
+          "their words may miss the vectors, the corpus and the gold; convert the file to NFC",
+          path_, non_nfc_lines_);
+    }
   }
 
   std::size_t line() const { return line_; }
@@ -82,7 +104,7 @@ class LineReader {
   const std::string& path_;
   const std::string contents_;
   std::string_view rest_;
-  std::size_t line_ = 0, crlf_lines_ = 0, duplicates_ = 0, line_capacity_ = 0;
+  std::size_t line_ = 0, crlf_lines_ = 0, duplicates_ = 0, non_nfc_lines_ = 0, line_capacity_ = 0;
   std::unordered_set<std::string_view> seen_;
 };
 

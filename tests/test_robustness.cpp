@@ -277,6 +277,30 @@ TEST_CASE("robustness: a term list with CRLF line ends gives the same submission
   CHECK(submission == reference_submission());
 }
 
+TEST_CASE("robustness: a term list in decomposed Unicode (NFD) is named in a warning", "[robustness]") {
+  // `é` as `e` and a combining acute accent, as some systems write file names and text: the vectors' words are
+  // composed (NFC), so these terms would miss them without a word.
+  const Scratch scratch("terms-nfd");
+  AlignRun run;
+  auto lines = split_lines(read_bytes(kSample + "terms-fr.txt"));
+  std::size_t decomposed = 0;
+  for (std::string& line : lines) {
+    bool changed = false;
+    for (std::size_t at; (at = line.find("\xC3\xA9")) != std::string::npos; changed = true)
+      line.replace(at, 2, "e\xCC\x81");
+    decomposed += changed;
+  }
+  REQUIRE(decomposed > 20);
+  run.tgt_terms = scratch.write("terms-fr.txt", join_lines(lines));
+  check_accepted(scratch, run,
+                 {run.tgt_terms + ": " + std::to_string(decomposed) + " lines are not in Unicode NFC",
+                  "convert the file to NFC"});
+  // The sample as it is (NFC): no such warning.
+  AlignRun plain;
+  plain.out = scratch.file("plain.tsv");
+  CHECK_THAT(run_cli(scratch, plain.arguments()).errors, !Catch::Contains("NFC"));
+}
+
 TEST_CASE("robustness: a term list with a byte order mark gives the same submission", "[robustness]") {
   const Scratch scratch("terms-bom");
   AlignRun run;
