@@ -143,6 +143,10 @@ std::vector<AblationRun> expand(const AblationGrid& grid) {
       run.labels.insert(run.labels.begin(), axis.labels[choice]);
     }
     apply_toml(run.config, configuration_snippet(settings, grid.path), grid.path);
+    // A dataset folder fills the inputs not given, as for `align --data-dir`; its gold scores the run when the
+    // grid names none.
+    run.gold = resolve_dataset(run.config);
+    if (!grid.gold.empty()) run.gold = grid.gold;
   }
   return runs;
 }
@@ -199,8 +203,15 @@ std::string shell_quoted(const std::string& value) {
 // Draws the curve with scripts/plot_curve.py into a temporary file renamed onto `png_path`; any failure (no
 // script, no /usr/bin/python3, no matplotlib) is a warning, not an error.
 void plot_curve(const std::string& script, const std::string& curve_path, const std::string& png_path) {
-  if (script.empty() || !fs::exists(script)) {
-    logger().warn("{} not drawn: the plot script {} is not there", png_path, script.empty() ? "(none)" : script);
+  // An earlier grid's plot in the same folder would pass for this one's.
+  std::error_code removed;
+  fs::remove(png_path, removed);
+  if (script.empty()) {
+    logger().info("{} not drawn: no plot script given", png_path);
+    return;
+  }
+  if (!fs::exists(script)) {
+    logger().warn("{} not drawn: the plot script {} is not there", png_path, script);
     return;
   }
   const std::string temporary = png_path + ".partial.png";  // plot_curve.py picks the format from the suffix
@@ -246,7 +257,8 @@ AblationGrid read_grid(const std::string& path) {
       settings.push_back({leaf.name, toml_text(*leaf.node), leaf.line});
     apply_toml(grid.base, configuration_snippet(settings, path), path);
   }
-  grid.gold = path_option(section_of(table, "dataset"), "dataset", "gold", path);
+  if (section_of(table, "dataset") || grid.base.input.data_dir.empty())
+    grid.gold = path_option(section_of(table, "dataset"), "dataset", "gold", path);
   grid.output_dir = path_option(section_of(table, "output"), "output", "dir", path);
   if (const toml::table* axes = section_of(table, "grid")) {
     for (const auto& leaf : leaves_of(*axes, path)) {
@@ -272,6 +284,7 @@ AblationGrid read_grid(const std::string& path) {
   for (const auto& run : expand(grid)) {
     try {
       run.config.validate();
+      if (run.gold.empty()) throw_usage_error("No gold: give [dataset] gold, or a data_dir that holds one.");
     } catch (const Error& error) {
       throw_grid_error(
           path, 0,
@@ -285,7 +298,12 @@ AblationResult run_ablation(const AblationGrid& grid, const AblationOptions& opt
   AblationResult result;
   for (const auto& axis : grid.axes) result.options.push_back(axis.option);
   result.runs = expand(grid);
-  const PairList gold = read_pairs(grid.gold, PairFileKind::gold);
+  std::map<std::string, PairList> golds;  // read once per path
+  auto gold_of = [&](const std::string& gold_path) -> const PairList& {
+    auto found = golds.find(gold_path);
+    if (found == golds.end()) found = golds.emplace(gold_path, read_pairs(gold_path, PairFileKind::gold)).first;
+    return found->second;
+  };
   std::error_code error;
   fs::create_directories(grid.output_dir, error);
   if (error) throw_output_error(grid.output_dir, error.message());
@@ -314,7 +332,7 @@ AblationResult run_ablation(const AblationGrid& grid, const AblationOptions& opt
     predictions.pairs.reserve(pairs.size());
     for (const auto& pair : pairs) predictions.pairs.emplace_back(pair.source, pair.target);
     std::vector<CurvePoint> curve;
-    run.evaluation = evaluate(gold, predictions, &term_list(run.config.input.src_terms),
+    run.evaluation = evaluate(gold_of(run.gold), predictions, &term_list(run.config.input.src_terms),
                               &term_list(run.config.input.tgt_terms), evaluation_options, &curve);
     run.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     logger().info("run {}/{}: AP {:.4f}, {} true pairs, {:.1f} s", run.number, count, run.evaluation.ap,

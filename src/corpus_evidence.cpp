@@ -166,6 +166,11 @@ void add_evidence_beyond_embeddings(const AlignConfig& config, const TermList& s
                                     const TermList& target_terms, const TermComposer& source,
                                     const TermComposer& target, const Mapping& mapping, const PairList& seed,
                                     CandidateEvidence& evidence) {
+  if (seed.pairs.empty()) {
+    logger().warn(
+        "no seed lexicon: the re-ranker's seed evidence (comp_seed_share, comp_seed_conflict) is 0 for every "
+        "candidate, which the models never saw in training; with --mapping, give the --seed it was fitted on too");
+  }
   add_compositional_evidence(source_terms, target_terms, source, target, mapping, seed, config.scoring.threads,
                              evidence);
   if (config.input.src_corpus.empty()) return;

@@ -170,6 +170,39 @@ TEST_CASE("ablation: a plot that cannot be drawn is skipped, not an error", "[ab
   CHECK(fs::exists(out / "results.md"));
   CHECK_FALSE(fs::exists(out / "best.curve.png"));
   CHECK_FALSE(fs::exists(out / "best.curve.png.partial.png"));
+  // An earlier grid's plot in the folder is removed, not left to pass for this grid's.
+  std::ofstream(out / "best.curve.png") << "an earlier grid's plot";
+  options.plot_script.clear();
+  run_ablation(read_grid(grid_path), options);
+  CHECK_FALSE(fs::exists(out / "best.curve.png"));
+}
+
+TEST_CASE("ablation: a grid over a dataset folder takes its inputs and its gold", "[ablate]") {
+  // [base.input] names only the vectors and the folder; no [dataset]: the folder's gold scores the runs.
+  const fs::path dir = fs::path(TERMALIGN_BINARY_DIR) / "test-ablation" / "data-dir";
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  const std::string path = (dir / "grid.toml").string();
+  std::ofstream(path) << "[base.input]\n"
+                      << "src_vectors = \"" << source_dir << "/models/sample/en.vec\"\n"
+                      << "tgt_vectors = \"" << source_dir << "/models/sample/fr.vec\"\n"
+                      << "data_dir = \"" << source_dir << "/data/sample\"\npair = \"en-fr\"\n"
+                      << "\n[output]\ndir = \"out\"\n\n[grid]\n\"input.dataset_corpora\" = [false]\n";
+  const AblationResult result = run_ablation(read_grid(path), AblationOptions{});
+  REQUIRE(result.runs.size() == 1);
+  CHECK(result.runs[0].gold == source_dir + "/data/sample/terms-en-fr.txt");
+  CHECK(result.runs[0].config.input.src_terms == source_dir + "/data/sample/terms-en.txt");
+  // The same AP as the files named one by one (without corpora, as the grid says).
+  AlignConfig named;
+  named.input.src_vectors = source_dir + "/models/sample/en.vec";
+  named.input.tgt_vectors = source_dir + "/models/sample/fr.vec";
+  named.input.seed = source_dir + "/data/sample/seed-en-fr.txt";
+  named.input.src_terms = source_dir + "/data/sample/terms-en.txt";
+  named.input.tgt_terms = source_dir + "/data/sample/terms-fr.txt";
+  CHECK(result.runs[0].evaluation.ap == direct_ap(named));
+  // Without a folder, a grid still needs [dataset] gold.
+  std::ofstream(path) << "[base.input]\nsrc_vectors = \"x.vec\"\n[output]\ndir = \"out\"\n";
+  CHECK_THAT(error_of(path), Catch::Contains("[dataset] gold is missing"));
 }
 
 TEST_CASE("ablation: bad grids are errors naming the grid file, line and option", "[ablate]") {

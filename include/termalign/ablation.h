@@ -37,6 +37,7 @@ AblationGrid read_grid(const std::string& path);
 
 struct AblationRun {
   std::size_t number = 0;           // 1-based, in the order of the cartesian product
+  std::string gold;                 // [dataset] gold, else its data_dir's
   std::vector<std::string> labels;  // the value of each axis, as shown in the tables
   AlignConfig config;               // resolved
   EvaluationResult evaluation;      // with the breakdown
