@@ -25,20 +25,30 @@ namespace {
 
 const std::string source_dir = TERMALIGN_SOURCE_DIR;
 
-// A fresh directory of the build tree holding `grid.toml` with the bundled sample as [base] and [dataset].
-// A grid over the bundled sample; `input_extra`: more [base.input] lines.
-std::string write_grid(const std::string& name, const std::string& grid_section, const std::string& input_extra = "") {
+// The path of `grid.toml` in a fresh directory of the build tree.
+std::string fresh_grid_path(const std::string& name) {
   const fs::path dir = fs::path(TERMALIGN_BINARY_DIR) / "test-ablation" / name;
   fs::remove_all(dir);
   fs::create_directories(dir);
-  const std::string path = (dir / "grid.toml").string();
-  std::ofstream(path) << "[base.input]\n"
-                      << "src_vectors = \"" << source_dir << "/models/sample/en.vec\"\n"
-                      << "tgt_vectors = \"" << source_dir << "/models/sample/fr.vec\"\n"
-                      << "seed = \"" << source_dir << "/data/sample/seed-en-fr.txt\"\n"
+  return (dir / "grid.toml").string();
+}
+
+// [base.input]'s first lines: the sample's vectors.
+std::string sample_vector_lines() {
+  return "[base.input]\nsrc_vectors = \"" + source_dir + "/models/sample/en.vec\"\ntgt_vectors = \"" + source_dir +
+         "/models/sample/fr.vec\"\n";
+}
+
+// A grid over the bundled sample ([base] and [dataset]) in a fresh directory; `input_extra`: more [base.input]
+// lines.
+std::string write_grid(const std::string& name, const std::string& grid_section,
+                       const std::string& input_extra = "") {
+  const std::string path = fresh_grid_path(name);
+  std::ofstream(path) << sample_vector_lines() << "seed = \"" << source_dir << "/data/sample/seed-en-fr.txt\"\n"
                       << "src_terms = \"" << source_dir << "/data/sample/terms-en.txt\"\n"
                       << "tgt_terms = \"" << source_dir << "/data/sample/terms-fr.txt\"\n"
-                      << input_extra << "\n[dataset]\ngold = \"" << source_dir << "/data/sample/terms-en-fr.txt\"\n"
+                      << input_extra << "\n[dataset]\ngold = \"" << source_dir
+                      << "/data/sample/terms-en-fr.txt\"\n"
                       << "\n[output]\ndir = \"out\"\n\n"
                       << grid_section;
   return path;
@@ -179,14 +189,9 @@ TEST_CASE("ablation: a plot that cannot be drawn is skipped, not an error", "[ab
 
 TEST_CASE("ablation: a grid over a dataset folder takes its inputs and its gold", "[ablate]") {
   // [base.input] names only the vectors and the folder; no [dataset]: the folder's gold scores the runs.
-  const fs::path dir = fs::path(TERMALIGN_BINARY_DIR) / "test-ablation" / "data-dir";
-  fs::remove_all(dir);
-  fs::create_directories(dir);
-  const std::string path = (dir / "grid.toml").string();
-  std::ofstream(path) << "[base.input]\n"
-                      << "src_vectors = \"" << source_dir << "/models/sample/en.vec\"\n"
-                      << "tgt_vectors = \"" << source_dir << "/models/sample/fr.vec\"\n"
-                      << "data_dir = \"" << source_dir << "/data/sample\"\npair = \"en-fr\"\n"
+  const std::string path = fresh_grid_path("data-dir");
+  std::ofstream(path) << sample_vector_lines() << "data_dir = \"" << source_dir
+                      << "/data/sample\"\npair = \"en-fr\"\n"
                       << "\n[output]\ndir = \"out\"\n\n[grid]\n\"input.dataset_corpora\" = [false]\n";
   const AblationResult result = run_ablation(read_grid(path), AblationOptions{});
   REQUIRE(result.runs.size() == 1);
