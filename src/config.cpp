@@ -13,6 +13,7 @@
 #include <type_traits>
 
 #include "termalign/error.h"
+#include "termalign/evaluation.h"
 #include "termalign/io.h"
 
 namespace termalign {
@@ -313,7 +314,10 @@ void apply_table(const toml::table& table, const std::string& path, AlignConfig&
     for (const auto& [key, value] : *section.as_table()) {
       const std::string full = section_key + "." + std::string(key.str());
       if (!known.count(full)) {
-        throw_config_error(path, value.source().begin.line, "unknown key '" + full + "'.");
+        const std::string near = closest_name(full, std::vector<std::string>(known.begin(), known.end()));
+        throw_config_error(path, value.source().begin.line,
+                           "unknown key '" + full + "'" + (near.empty() ? "" : "; did you mean '" + near + "'?") +
+                               (near.empty() ? "." : ""));
       }
     }
   }
@@ -335,7 +339,18 @@ void visit_option(Config& config, const std::string& name, Visitor&& visit) {
     found = true;
     visit(section, key, field);
   });
-  if (!found) throw_usage_error("Unknown option '" + name + "'.");
+  if (!found) {
+    // The nearest name in the style typed: section.key, or the flag with underscores (Python) or dashes.
+    std::vector<std::string> names;
+    const bool dotted = name.find('.') != std::string::npos, underscored = name.find('_') != std::string::npos;
+    visit_options(config, [&](const std::string& section, const std::string& key, auto&) {
+      std::string flag = flag_of(section, key);
+      if (underscored) std::replace(flag.begin(), flag.end(), '-', '_');
+      names.push_back(dotted ? section + "." + key : flag);
+    });
+    const std::string near = closest_name(name, names);
+    throw_usage_error("Unknown option '" + name + "'" + (near.empty() ? "." : "; did you mean '" + near + "'?"));
+  }
 }
 
 }  // namespace

@@ -457,6 +457,19 @@ std::string format_missed(const std::string& run, const EvaluationResult& result
   return tsv;
 }
 
+std::string closest_name(const std::string& typed, const std::vector<std::string>& known) {
+  std::string best;
+  std::size_t best_distance = std::max<std::size_t>(2, typed.size() / 3) + 1;
+  for (const std::string& name : known) {
+    const std::size_t distance = edit_distance(typed, name);
+    if (distance < best_distance) {
+      best_distance = distance;
+      best = name;
+    }
+  }
+  return best;
+}
+
 std::size_t edit_distance(const std::string& a, const std::string& b) {
   // Code points of valid UTF-8; a byte of an invalid sequence stands for itself (above U+10FFFF, so it matches
   // no code point).

@@ -213,7 +213,7 @@ TEST_CASE("ablation: a grid over a dataset folder takes its inputs and its gold"
 TEST_CASE("ablation: bad grids are errors naming the grid file, line and option", "[ablate]") {
   // [grid] is line 14 of the written file, its first option line 15.
   const std::string unknown = write_grid("unknown-key", "[grid]\n\"scoring.k\" = [3]\n\"scoring.kk\" = [1, 2]\n");
-  CHECK(error_of(unknown) == unknown + ":16: unknown key 'scoring.kk'.");
+  CHECK(error_of(unknown) == unknown + ":16: unknown key 'scoring.kk'; did you mean 'scoring.k'?");
 
   const std::string empty = write_grid("empty-array", "[grid]\n\"scoring.k\" = []\n");
   CHECK(error_of(empty) == empty + ":15: 'scoring.k' has no value to try: give at least one.");
@@ -232,7 +232,7 @@ TEST_CASE("ablation: bad grids are errors naming the grid file, line and option"
         invalid + ": run 2 (scoring.k=0): The CSLS neighbourhood k must be at least 1 (got 0).");
 
   const std::string bad_base = write_grid("bad-base", "[base.scoring]\nkay = 3\n");
-  CHECK(error_of(bad_base) == bad_base + ":15: unknown key 'scoring.kay'.");
+  CHECK(error_of(bad_base) == bad_base + ":15: unknown key 'scoring.kay'; did you mean 'scoring.k'?");
 
   const std::string section = write_grid("unknown-section", "[grids]\n\"scoring.k\" = [3]\n");
   CHECK(error_of(section).find(":14: unknown section 'grids'") != std::string::npos);

@@ -511,6 +511,9 @@ void check_config_rejected(const std::string& name, const std::string& toml, int
 TEST_CASE("robustness: a configuration with an unknown key", "[robustness]") {
   check_config_rejected("config-key", "[scoring]\nk = 10\ncsls_k = 5\n", 2,
                         ":3: ", "unknown key 'scoring.csls_k'.");
+  // A near miss gets the key it likely meant.
+  check_config_rejected("config-key-near", "[ranking]\ntop_n = 5\n", 2,
+                        ":2: ", "unknown key 'ranking.top_n'; did you mean 'ranking.top_m'?");
 }
 
 TEST_CASE("robustness: a configuration value of the wrong type", "[robustness]") {

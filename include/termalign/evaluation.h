@@ -93,6 +93,9 @@ std::string format_missed(const std::string& run, const EvaluationResult& result
 
 // Levenshtein distance in Unicode code points.
 std::size_t edit_distance(const std::string& a, const std::string& b);
+// The name of `known` closest to `typed` (edit distance at most 2, or a third of its length when longer), or ""
+// when none is that close: the "did you mean" of a mistyped flag, key or keyword.
+std::string closest_name(const std::string& typed, const std::vector<std::string>& known);
 // The distance of the breakdown's identical, close and far pairs: edit_distance of the terms as written when they
 // share a script (or one has no letter), else of their Latin spellings (latin_spelling: `протокол` / `protocol`
 // are 1 apart, `protokol`), so that a pair of languages in two scripts has close pairs too.

@@ -100,6 +100,9 @@ def test_options_without_a_configuration_file(sample_pairs):
 def test_errors_are_python_exceptions_with_the_message(tmp_path):
     with pytest.raises(termalign.UsageError, match="no_such_option"):
         termalign.align(config=CONFIG, no_such_option=3)
+    # A near miss gets the keyword it likely meant, in the style typed.
+    with pytest.raises(termalign.UsageError, match="Unknown option 'top_n'; did you mean 'top_m'"):
+        termalign.align(config=CONFIG, top_n=3)
     with pytest.raises(termalign.UsageError, match="`top_m` must be an integer"):
         termalign.align(config=CONFIG, top_m="ten")
     with pytest.raises(termalign.UsageError, match="cannot be negative"):

@@ -23,20 +23,6 @@ namespace {
 
 int run(int argc, char** argv, const termalign::ProcessGroup& group);
 
-// The known name closest to `typed` (edit distance at most 2, or a third of its length when longer), or "".
-std::string closest(const std::string& typed, const std::vector<std::string>& known) {
-  std::string best;
-  std::size_t best_distance = std::max<std::size_t>(2, typed.size() / 3) + 1;
-  for (const std::string& name : known) {
-    const std::size_t distance = termalign::edit_distance(typed, name);
-    if (distance < best_distance) {
-      best_distance = distance;
-      best = name;
-    }
-  }
-  return best;
-}
-
 // After a parse error: "did you mean" for a mistyped sub-command or long flag of the command line.
 void suggest(const CLI::App& app, int argc, char** argv) {
   std::vector<std::string> commands;
@@ -49,7 +35,7 @@ void suggest(const CLI::App& app, int argc, char** argv) {
     for (const CLI::App* candidate : app.get_subcommands([](const CLI::App*) { return true; }))
       if (candidate->get_name() == word) command = candidate;
     if (command == nullptr) {
-      const std::string name = closest(word, commands);
+      const std::string name = termalign::closest_name(word, commands);
       if (!name.empty())
         std::cerr << "termalign: unknown command '" << word << "'; did you mean '" << name << "'?\n";
     }
@@ -66,7 +52,7 @@ void suggest(const CLI::App& app, int argc, char** argv) {
     if (word.rfind("--", 0) != 0) continue;
     word = word.substr(0, word.find('='));
     if (std::find(flags.begin(), flags.end(), word) != flags.end()) continue;
-    const std::string name = closest(word, flags);
+    const std::string name = termalign::closest_name(word, flags);
     if (!name.empty()) std::cerr << "termalign: unknown flag '" << word << "'; did you mean '" << name << "'?\n";
   }
 }
