@@ -316,8 +316,7 @@ void apply_table(const toml::table& table, const std::string& path, AlignConfig&
       if (!known.count(full)) {
         const std::string near = closest_name(full, std::vector<std::string>(known.begin(), known.end()));
         throw_config_error(path, value.source().begin.line,
-                           "unknown key '" + full + "'" + (near.empty() ? "" : "; did you mean '" + near + "'?") +
-                               (near.empty() ? "." : ""));
+                           "unknown key '" + full + "'" + (near.empty() ? "." : "; did you mean '" + near + "'?"));
       }
     }
   }

@@ -118,7 +118,7 @@ void count_piece(const Piece& piece, const std::string& path, const TermMatcher&
     if (end == std::string::npos) end = piece.text.size();
     std::string line = piece.text.substr(start, end - start);
     start = end + 1;
-    if (line_number == 1 && line.rfind("\xEF\xBB\xBF", 0) == 0) line.erase(0, 3);  // a UTF-8 byte order mark
+    if (line_number == 1 && line.rfind(kUtf8Bom, 0) == 0) line.erase(0, kUtf8Bom.size());
     if (!line.empty() && line.back() == '\r') line.pop_back();
     if (!is_valid_utf8(line)) throw_input_error(path, line_number, "line is not valid UTF-8.");
     ++line_number;

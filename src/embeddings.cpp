@@ -245,8 +245,7 @@ Embeddings parse_vec_text(const std::string& path, std::string_view contents,
                           Clock::time_point start) {
   if (contents.empty())
     throw_input_error(path, 1, "empty file (expected a header '<number of words> <dimension>')");
-  if (contents.substr(0, 3) == "\xEF\xBB\xBF") {  // as the other inputs: a UTF-8 byte order mark is ignored
-    contents.remove_prefix(3);
+  if (strip_utf8_bom(contents)) {  // as the other inputs: a UTF-8 byte order mark is ignored
     logger().warn("{}: starts with a UTF-8 byte order mark; ignored", path);
   }
   const auto header_end = contents.find('\n');

@@ -51,6 +51,16 @@ bool is_valid_utf8(std::string_view text) {
   return true;
 }
 
+bool is_ascii(std::string_view text) {
+  return std::all_of(text.begin(), text.end(), [](char c) { return static_cast<unsigned char>(c) < 0x80; });
+}
+
+bool strip_utf8_bom(std::string_view& text) {
+  if (text.substr(0, kUtf8Bom.size()) != kUtf8Bom) return false;
+  text.remove_prefix(kUtf8Bom.size());
+  return true;
+}
+
 bool may_change_when_lowered(std::string_view text) {
   for (const char c : text) {
     const auto byte = static_cast<unsigned char>(c);

@@ -24,12 +24,9 @@ std::optional<std::uint32_t> TermList::id(const std::string& term) const {
 
 namespace {
 
-constexpr std::string_view utf8_bom = "\xEF\xBB\xBF";
-
 // Whether valid UTF-8 `text` is in Unicode NFC (ASCII always is).
 bool is_nfc(std::string_view text) {
-  if (std::all_of(text.begin(), text.end(), [](char c) { return static_cast<unsigned char>(c) < 0x80; }))
-    return true;
+  if (is_ascii(text)) return true;
   UErrorCode status = U_ZERO_ERROR;
   const icu::Normalizer2* nfc = icu::Normalizer2::getNFCInstance(status);
   if (U_FAILURE(status)) return true;
@@ -45,8 +42,7 @@ class LineReader {
   explicit LineReader(const std::string& path) : path_(path), contents_(read_file(path)) {
     rest_ = contents_;
     line_capacity_ = static_cast<std::size_t>(std::count(rest_.begin(), rest_.end(), '\n')) + 1;
-    if (rest_.substr(0, utf8_bom.size()) == utf8_bom) {
-      rest_.remove_prefix(utf8_bom.size());
+    if (strip_utf8_bom(rest_)) {
       logger().warn("{}: starts with a UTF-8 byte order mark; ignored", path_);
     }
   }

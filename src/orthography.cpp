@@ -58,9 +58,7 @@ long shared_at_least(const NgramProfile& a, const NgramProfile& b, long needed) 
 std::string latin_spelling(const std::string& term, bool transliterate) {
   // ASCII is left as it is by Any-Latin and Latin-ASCII: only lower-cased (most terms of Latin-script languages,
   // and ICU's rules cost microseconds a term).
-  const bool ascii =
-      std::all_of(term.begin(), term.end(), [](char c) { return static_cast<unsigned char>(c) < 0x80; });
-  if (!transliterate || ascii) return to_lower(term);
+  if (!transliterate || is_ascii(term)) return to_lower(term);
   icu::UnicodeString text = icu::UnicodeString::fromUTF8(term);
   latin_transliterator().transliterate(text);
   std::string spelling;

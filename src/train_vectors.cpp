@@ -114,7 +114,7 @@ TokenizedCorpus tokenize_corpus(const TrainVectorsOptions& options, const TermIn
   std::string line, tokenized;
   while (std::getline(input, line)) {
     ++corpus.lines;
-    if (corpus.lines == 1 && line.rfind("\xEF\xBB\xBF", 0) == 0) line.erase(0, 3);  // a UTF-8 byte order mark
+    if (corpus.lines == 1 && line.rfind(kUtf8Bom, 0) == 0) line.erase(0, kUtf8Bom.size());
     if (!is_valid_utf8(line)) throw_input_error(options.corpus, corpus.lines, "line is not valid UTF-8.");
     std::vector<std::string> tokens = tokenize(options.lowercase ? to_lower(line) : line);
     if (terms.size() != 0) tokens = join_terms(tokens, terms);

@@ -220,8 +220,7 @@ RerankerTrainingResult train_reranker(const AlignConfig& config, const RerankerT
     if (result.cross_validated_ap < result.one_stage_ap) {
       logger().warn(
           "the second stage lowers the cross-validated AP ({:.4f} against {:.4f} with one stage): with this "
-          "little "
-          "data or these features, --stages 1 may do better",
+          "little data or these features, --stages 1 may do better",
           result.cross_validated_ap, result.one_stage_ap);
     }
   }

@@ -9,6 +9,13 @@ namespace termalign {
 
 // True when `text` is well-formed UTF-8 (no overlong forms, no surrogates, no code point above U+10FFFF).
 bool is_valid_utf8(std::string_view text);
+// True when every byte of `text` is ASCII.
+bool is_ascii(std::string_view text);
+
+// The UTF-8 byte order mark, which every text input ignores at its start.
+inline constexpr std::string_view kUtf8Bom = "\xEF\xBB\xBF";
+// Removes a leading byte order mark from `text`; whether there was one.
+bool strip_utf8_bom(std::string_view& text);
 
 // Unicode lower-casing of valid UTF-8, code point by code point (ICU's simple case mapping).
 std::string to_lower(std::string_view text);
