@@ -446,13 +446,7 @@ PYBIND11_MODULE(termalign, m) {
         AblationResult result;
         {
           py::gil_scoped_release release;
-          AblationGrid read = read_grid(grid_path);
-          if (!base_path.empty()) {
-            // As `termalign ablate --base`: its keys over the grid's [base].
-            load_config(base_path, read.base);
-            read.base.validate();
-          }
-          result = run_ablation(read, options);
+          result = run_ablation(read_grid(grid_path, base_path), options);
         }
         py::module_ json = py::module_::import("json");
         py::list runs;

@@ -232,7 +232,7 @@ void plot_curve(const std::string& script, const std::string& curve_path, const 
 
 }  // namespace
 
-AblationGrid read_grid(const std::string& path) {
+AblationGrid read_grid(const std::string& path, const std::string& base_config) {
   toml::table table;
   const std::string text = read_file(path);
   try {
@@ -257,6 +257,8 @@ AblationGrid read_grid(const std::string& path) {
       settings.push_back({leaf.name, toml_text(*leaf.node), leaf.line});
     apply_toml(grid.base, configuration_snippet(settings, path), path);
   }
+  // Its keys override the grid's [base] (the inputs usually come from the grid, the change from the file).
+  if (!base_config.empty()) load_config(base_config, grid.base);
   if (section_of(table, "dataset") || grid.base.input.data_dir.empty())
     grid.gold = path_option(section_of(table, "dataset"), "dataset", "gold", path);
   grid.output_dir = path_option(section_of(table, "output"), "output", "dir", path);

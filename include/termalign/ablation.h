@@ -33,7 +33,9 @@ struct AblationGrid {
 
 // Reads and checks a grid: an unknown section or key, an option that is not an array of values, an empty array,
 // a bad value or a run whose configuration does not validate are errors naming the grid file (and line).
-AblationGrid read_grid(const std::string& path);
+// With `base_config` (a configuration file, as `termalign ablate --base`), its keys go over the grid's [base]
+// before the runs are checked: every run starts from it.
+AblationGrid read_grid(const std::string& path, const std::string& base_config = "");
 
 struct AblationRun {
   std::size_t number = 0;           // 1-based, in the order of the cartesian product

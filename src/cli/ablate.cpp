@@ -7,7 +7,6 @@
 
 #include "commands.h"
 #include "termalign/ablation.h"
-#include "termalign/config.h"
 
 namespace termalign::cli {
 
@@ -50,13 +49,7 @@ void add_ablate_command(CLI::App& app) {
       "A configuration (e.g. configs/ablations/k10.toml) over the grid's [base]: every run starts from "
       "it");
   command->callback([arguments] {
-    AblationGrid grid = read_grid(arguments->grid);
-    if (!arguments->base.empty()) {
-      // Its keys override the grid's [base] (the inputs usually come from the grid, the change from the file).
-      load_config(arguments->base, grid.base);
-      grid.base.validate();
-    }
-    const AblationResult result = run_ablation(grid, arguments->options);
+    const AblationResult result = run_ablation(read_grid(arguments->grid, arguments->base), arguments->options);
     std::cout << format_ablation_markdown(result) << std::flush;
   });
 }
