@@ -66,6 +66,7 @@ std::size_t seed_matrices(const PairList& seed, const Embeddings& source, const 
   CompositionOptions known_only;
   known_only.split_compounds = false;
   known_only.subword_oov = false;
+  known_only.split_closed_compounds = false;
   const TermComposer source_composer(source, mapping.source, known_only);
   const TermComposer target_composer(target, mapping.target, known_only);
   std::vector<std::string> sources, targets;
@@ -408,7 +409,8 @@ void check_inputs_against_vectors(const AlignConfig& config, bool fit, const Ter
   } else if (fit) {
     check_seed_against_vectors(seed, source, target, config.input.allow_reversed);
   }
-  check_terms_against_vectors(source_terms, target_terms, source, target);
+  check_terms_against_vectors(source_terms, target_terms, source, target,
+                              config.composition.split_closed_compounds);
 }
 
 // What can be found wrong before any work, rather than after the scoring: a missing folder of an output written
@@ -558,6 +560,16 @@ class PipelineRun {
     load_pair(config_.input.src_vectors, config_.input.tgt_vectors, source_options_, target_options_, cache_,
               source_, target_);
     check_inputs_against_vectors(config_, fit_, result_.source_terms, result_.target_terms, source_, target_, seed_);
+    run_both(
+        [&] {
+          source_composition_ = closed_compounds_for(result_.source_terms.path, result_.source_terms.terms,
+                                                     source_, config_.composition);
+        },
+        [&] {
+          target_composition_ = closed_compounds_for(result_.target_terms.path, result_.target_terms.terms,
+                                                     target_, config_.composition);
+        },
+        threads_);
   }
 
   // The mapping (fitted on the seed, or loaded) and both lists' term vectors in the shared space; the fit's
@@ -571,8 +583,8 @@ class PipelineRun {
     } else {
       load_fixed_mapping();
     }
-    const TermComposer source_composer(source_, mapping_.source, config_.composition);
-    const TermComposer target_composer(target_, mapping_.target, config_.composition);
+    const TermComposer source_composer(source_, mapping_.source, source_composition_);
+    const TermComposer target_composer(target_, mapping_.target, target_composition_);
     compose_mapped(result_.source_terms, source_composer, result_.target_terms, target_composer, mapping_,
                    finish_fit, config_, X_, Z_);
     if (fit_ && !config_.output.save_mapping.empty()) save_mapping(config_.output.save_mapping, mapping_);
@@ -589,8 +601,14 @@ class PipelineRun {
               cache_, corpus_source, corpus_target);
     std::size_t usable = 0;
     Mapping corpus_mapping = normalise_pair(config_, corpus_source, corpus_target);
-    const TermComposer corpus_source_composer(corpus_source, corpus_mapping.source, config_.composition);
-    const TermComposer corpus_target_composer(corpus_target, corpus_mapping.target, config_.composition);
+    const TermComposer corpus_source_composer(
+        corpus_source, corpus_mapping.source,
+        closed_compounds_for(config_.input.src_corpus_vectors, result_.source_terms.terms, corpus_source,
+                             config_.composition));
+    const TermComposer corpus_target_composer(
+        corpus_target, corpus_mapping.target,
+        closed_compounds_for(config_.input.tgt_corpus_vectors, result_.target_terms.terms, corpus_target,
+                             config_.composition));
     ComposedTerms corpus_X, corpus_Z;
     compose_mapped(result_.source_terms, corpus_source_composer, result_.target_terms, corpus_target_composer,
                    corpus_mapping,
@@ -724,8 +742,8 @@ class PipelineRun {
       TERMALIGN_CHECK(keeps_word_vectors_, "the word-level evidence needs the word vectors");
       source_spill_.restore(source_.vectors);
       target_spill_.restore(target_.vectors);
-      const TermComposer source_composer(source_, mapping_.source, config_.composition);
-      const TermComposer target_composer(target_, mapping_.target, config_.composition);
+      const TermComposer source_composer(source_, mapping_.source, source_composition_);
+      const TermComposer target_composer(target_, mapping_.target, target_composition_);
       add_evidence_beyond_embeddings(config_, result_.source_terms, result_.target_terms, source_composer,
                                      target_composer, mapping_, seed_, evidence);
     }
@@ -780,6 +798,8 @@ class PipelineRun {
   CandidateSet result_;
   PairList seed_;
   LoadOptions source_options_, target_options_;
+  // config_.composition for each list over its vectors (closed_compounds_for), set by load_vectors.
+  CompositionOptions source_composition_, target_composition_;
   Embeddings source_, target_;
   Mapping mapping_;
   ComposedTerms X_, Z_;

@@ -157,8 +157,10 @@ ComposedTerms Aligner::compose(const std::vector<std::string>& terms, Side side)
   load();
   const Mapping& fitted = mapping();
   const bool source = side == Side::source;
-  const TermComposer composer(source ? normalised_source_ : normalised_target_,
-                              source ? fitted.source : fitted.target, config_.composition);
+  const Embeddings& vectors = source ? normalised_source_ : normalised_target_;
+  const TermComposer composer(
+      vectors, source ? fitted.source : fitted.target,
+      closed_compounds_for(source ? "the source terms" : "the target terms", terms, vectors, config_.composition));
   ComposedTerms composed = compose_terms(terms, composer, config_.scoring.threads);
   transform_rows(composed.vectors, source ? fitted.source_transform : fitted.target_transform,
                  config_.scoring.threads);

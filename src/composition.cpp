@@ -1,6 +1,9 @@
 #include "termalign/composition.h"
 
 #include <algorithm>
+#include <iterator>
+#include <optional>
+#include <string_view>
 #include <unordered_set>
 
 #include "detail/compose_alongside.h"
@@ -40,7 +43,122 @@ std::vector<std::string> split_compound(const std::string& token) {
   return pieces;
 }
 
+constexpr std::size_t kMinCompoundPart = 4;     // characters of a closed compound's head, and of its modifier
+constexpr std::size_t kMaxCompoundLength = 64;  // characters: longer tokens are not searched for parts
+// Linking elements between a modifier and its head (`arbeit-s-blatt`, `seite-n-zahl`, `tag-es-zeit`).
+constexpr std::string_view kLinkingElements[] = {"s", "es", "n", "en"};
+
+bool utf8_continuation(char c) { return (static_cast<unsigned char>(c) & 0xC0) == 0x80; }
+
+std::size_t characters(std::string_view text) {
+  return static_cast<std::size_t>(
+      std::count_if(text.begin(), text.end(), [](char c) { return !utf8_continuation(c); }));
+}
+
+// The search of closed_compound_rows: a head, the longest known one first, and a modifier that resolves.
+class CompoundSplitter {
+ public:
+  CompoundSplitter(const Embeddings& vectors, bool any_case) : vectors_(vectors), any_case_(any_case) {}
+
+  // `word` as modifier then head, the modifier resolved up to `depth` more levels of compounds.
+  bool split(std::string_view word, int depth, std::vector<std::size_t>& rows) const {
+    const std::size_t total = characters(word);
+    if (total < 2 * kMinCompoundPart || total > kMaxCompoundLength) return false;
+    std::size_t before = 0;  // characters before byte i
+    for (std::size_t i = 0; i < word.size(); ++i) {
+      if (utf8_continuation(word[i])) continue;
+      if (before >= kMinCompoundPart && total - before >= kMinCompoundPart) {
+        if (const auto head = lookup(word.substr(i))) {
+          const std::size_t mark = rows.size();
+          if (modifier(word.substr(0, i), depth, rows)) {
+            rows.push_back(*head);
+            return true;
+          }
+          rows.resize(mark);
+        }
+      }
+      ++before;
+    }
+    return false;
+  }
+
+  std::optional<std::size_t> lookup(std::string_view word) const {
+    const std::string text(word);
+    return any_case_ ? vectors_.row_any_case(text) : vectors_.row(text);
+  }
+
+ private:
+  // A known word, a known word and a linking element, or (depth > 0) a compound of its own, with or without one.
+  bool modifier(std::string_view word, int depth, std::vector<std::size_t>& rows) const {
+    if (const auto row = lookup(word)) {
+      rows.push_back(*row);
+      return true;
+    }
+    std::string_view stems[std::size(kLinkingElements)];
+    std::size_t count = 0;
+    for (const std::string_view link : kLinkingElements) {
+      if (word.size() <= link.size() || word.substr(word.size() - link.size()) != link) continue;
+      const std::string_view stem = word.substr(0, word.size() - link.size());
+      if (characters(stem) < kMinCompoundPart) continue;
+      if (const auto row = lookup(stem)) {
+        rows.push_back(*row);
+        return true;
+      }
+      stems[count++] = stem;
+    }
+    if (depth <= 0) return false;
+    if (split(word, depth - 1, rows)) return true;
+    for (std::size_t s = 0; s < count; ++s) {
+      if (split(stems[s], depth - 1, rows)) return true;
+    }
+    return false;
+  }
+
+  const Embeddings& vectors_;
+  bool any_case_;
+};
+
 }  // namespace
+
+bool closed_compound_rows(const Embeddings& vectors, const std::string& word, bool any_case,
+                          std::vector<std::size_t>& rows) {
+  rows.clear();
+  return CompoundSplitter(vectors, any_case).split(word, 1, rows);
+}
+
+double closed_compound_share(const std::vector<std::string>& terms, const Embeddings& vectors, bool any_case) {
+  const CompoundSplitter splitter(vectors, any_case);
+  std::vector<std::size_t> rows;
+  std::size_t words = 0, compounds = 0;
+  for (const auto& term : terms) {
+    for (const auto& word : split_words(term)) {
+      ++words;
+      if (splitter.lookup(word)) continue;
+      rows.clear();
+      compounds += splitter.split(word, 1, rows);
+    }
+  }
+  return words ? static_cast<double>(compounds) / static_cast<double>(words) : 0.0;
+}
+
+CompositionOptions closed_compounds_for(const std::string& name, const std::vector<std::string>& terms,
+                                        const Embeddings& vectors, CompositionOptions options) {
+  if (!options.split_closed_compounds) return options;
+  const double share = closed_compound_share(terms, vectors, options.lowercase_fallback);
+  if (share > 0 && share >= options.closed_compound_share) {
+    logger().info("{}: {:.1f} % of the words are closed compounds of words of {}: composed from their parts", name,
+                  100 * share, vectors.path);
+  } else {
+    if (share > 0) {
+      logger().debug(
+          "{}: {:.2f} % of the words are closed compounds of known words, under the {:.1f} % that "
+          "splits them (closed_compound_share)",
+          name, 100 * share, 100 * options.closed_compound_share);
+    }
+    options.split_closed_compounds = false;
+  }
+  return options;
+}
 
 std::vector<std::string> split_words(const std::string& term) {
   std::vector<std::string> words;
@@ -74,6 +192,14 @@ bool TermComposer::add_token(const std::string& token, RowVector& sum, int& coun
       bool any = false;
       for (const auto& piece : pieces) any |= add_token(piece, sum, count);
       if (any) return true;
+    }
+  }
+  if (options_.split_closed_compounds) {
+    std::vector<std::size_t> rows;
+    if (closed_compound_rows(embeddings_, token, options_.lowercase_fallback, rows)) {
+      for (const std::size_t row : rows) sum += embeddings_.vectors.row(static_cast<Eigen::Index>(row));
+      count += static_cast<int>(rows.size());
+      return true;
     }
   }
   if (options_.subword_oov && embeddings_.has_subwords()) {

@@ -59,6 +59,8 @@ void visit_options(Config& config, Visitor&& visit) {
   visit("mapping", "refine_validation", config.mapping.refine_validation);
   visit("composition", "lowercase_fallback", config.composition.lowercase_fallback);
   visit("composition", "split_compounds", config.composition.split_compounds);
+  visit("composition", "split_closed_compounds", config.composition.split_closed_compounds);
+  visit("composition", "closed_compound_share", config.composition.closed_compound_share);
   visit("composition", "subword_oov", config.composition.subword_oov);
   visit("composition", "joined_terms", config.composition.joined_terms);
   visit("scoring", "k", config.scoring.k);
@@ -237,6 +239,9 @@ void AlignConfig::validate() const {
   require(input.corpus_window >= 1,
           "`corpus_window` must be at least 1 (got " + std::to_string(input.corpus_window) + ").");
   require(!input.reranker.empty(), "`reranker` cannot be empty: give \"default\", \"none\" or a model file.");
+  require(composition.closed_compound_share >= 0 && composition.closed_compound_share <= 1,
+          fmt::format("`closed_compound_share` is a share of a list's words, from 0 to 1 (got {}).",
+                      composition.closed_compound_share));
   require(input.corpus_weight >= 0 && input.corpus_weight <= 1,
           fmt::format("`corpus_weight` must be between 0 and 1 (got {}).", input.corpus_weight));
   require(input.src_corpus_vectors.empty() || scoring.neighbourhood == Neighbourhood::terms,

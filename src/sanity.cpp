@@ -114,19 +114,26 @@ void warn_if_low_seed_coverage(const std::string& seed_path, std::size_t usable,
       seed_path, usable, pairs, percent(usable, pairs), source_vectors, target_vectors);
 }
 
-double known_term_share(const TermList& terms, const Embeddings& vectors, std::size_t sample) {
+double known_term_share(const TermList& terms, const Embeddings& vectors, std::size_t sample,
+                        bool closed_compounds) {
   if (terms.size() == 0) return 1.0;
   const std::size_t count = std::min(sample, terms.size());
   std::size_t known = 0;
+  std::vector<std::size_t> rows;
+  // A closed compound of known words counts as known where it is composed from them.
+  const auto known_or_compound = [&](const std::string& word) {
+    return known_word(vectors, word) ||
+           (closed_compounds && closed_compound_rows(vectors, word, /*any_case=*/true, rows));
+  };
   for (std::size_t i = 0; i < count; ++i) {
     const std::vector<std::string> words = split_words(terms.terms[i * terms.size() / count]);
-    known += std::all_of(words.begin(), words.end(), [&](const std::string& w) { return known_word(vectors, w); });
+    known += std::all_of(words.begin(), words.end(), known_or_compound);
   }
   return static_cast<double>(known) / static_cast<double>(count);
 }
 
 void check_terms_against_vectors(const TermList& source_terms, const TermList& target_terms,
-                                 const Embeddings& source, const Embeddings& target) {
+                                 const Embeddings& source, const Embeddings& target, bool closed_compounds) {
   struct Side {
     const char* name;
     const TermList& terms;
@@ -135,9 +142,9 @@ void check_terms_against_vectors(const TermList& source_terms, const TermList& t
   };
   for (const Side& side :
        {Side{"source", source_terms, source, target}, Side{"target", target_terms, target, source}}) {
-    const double own = known_term_share(side.terms, side.own);
+    const double own = known_term_share(side.terms, side.own, kKnownShareSample, closed_compounds);
     if (own >= 0.5) continue;
-    const double other = known_term_share(side.terms, side.other);
+    const double other = known_term_share(side.terms, side.other, kKnownShareSample, closed_compounds);
     // Swapped lists: the other vectors know most of the terms, and clearly more of them.
     const bool swapped = other >= 0.5 && other > 2 * own;
     const std::string cause =

@@ -1,5 +1,6 @@
 #include <algorithm>
 #include <catch2/catch.hpp>
+#include <random>
 #include <string>
 #include <type_traits>
 #include <unordered_set>
@@ -7,6 +8,9 @@
 
 #include "detail/compose_alongside.h"
 #include "termalign/composition.h"
+#include "termalign/io.h"
+#include "termalign/lexicon.h"
+#include "termalign/sanity.h"
 
 using namespace termalign;
 
@@ -156,4 +160,138 @@ TEST_CASE("A multi-word term with a vector of its own (a joined token) uses it",
   REQUIRE(composed.compose("drop menu", out));
   CHECK(out(4) == Approx(0.0f));
   CHECK(out(1) == Approx(out(2)));
+}
+
+namespace {
+// Unit rows e0, e1, ... for `words` (dimension = their count), with the lower-cased forms of cased words folded
+// onto them as the loader's fold_case does.
+Embeddings embeddings_of(const std::vector<std::string>& words) {
+  Embeddings embeddings;
+  embeddings.words = words;
+  embeddings.vectors =
+      Matrix::Identity(static_cast<Eigen::Index>(words.size()), static_cast<Eigen::Index>(words.size()));
+  for (std::size_t i = 0; i < words.size(); ++i) {
+    embeddings.rows[words[i]] = i;
+    const std::string lowered = to_lower(words[i]);
+    if (lowered != words[i] && !embeddings.folded.count(lowered)) embeddings.folded[lowered] = i;
+  }
+  return embeddings;
+}
+
+std::vector<std::string> parts_of(const Embeddings& embeddings, const std::string& word, bool any_case = true) {
+  std::vector<std::size_t> rows;
+  std::vector<std::string> parts;
+  if (closed_compound_rows(embeddings, word, any_case, rows)) {
+    for (const std::size_t row : rows) parts.push_back(embeddings.words[row]);
+  }
+  return parts;
+}
+
+// Whether `parts` (lower-cased) spell `word` in order, each but the last maybe followed by a linking element.
+bool spell(const std::vector<std::string>& parts, const std::string& word, std::size_t at = 0,
+           std::size_t part = 0) {
+  if (part == parts.size()) return at == word.size();
+  const std::string piece = to_lower(parts[part]);
+  if (word.compare(at, piece.size(), piece) != 0) return false;
+  at += piece.size();
+  if (part + 1 == parts.size()) return at == word.size();
+  for (const std::string link : {"", "s", "es", "n", "en"}) {
+    if (word.compare(at, link.size(), link) == 0 && spell(parts, word, at + link.size(), part + 1)) return true;
+  }
+  return false;
+}
+}  // namespace
+
+TEST_CASE("closed_compound_rows reads a closed compound as known words", "[composition]") {
+  const Embeddings embeddings =
+      embeddings_of({"Datei", "Format", "Seite", "Zahl", "Tabelle", "Kalkulation", "Dokument", "Arbeit", "Blatt",
+                     "tab", "leau", "zeichen", "kette", "größe", "schrift", "übe"});
+  using Parts = std::vector<std::string>;
+  CHECK(parts_of(embeddings, "dateiformat") == Parts{"Datei", "Format"});
+  CHECK(parts_of(embeddings, "seitenzahl") == Parts{"Seite", "Zahl"});      // linking n
+  CHECK(parts_of(embeddings, "arbeitsblatt") == Parts{"Arbeit", "Blatt"});  // linking s
+  CHECK(parts_of(embeddings, "zeichenkette") == Parts{"zeichen", "kette"});
+  CHECK(parts_of(embeddings, "schriftgröße") == Parts{"schrift", "größe"});
+  // Three parts: the modifier is itself a compound (with linking elements at both joints).
+  CHECK(parts_of(embeddings, "tabellenkalkulationsdokument") == Parts{"Tabelle", "Kalkulation", "Dokument"});
+  SECTION("parts of at least 4 characters, known in the case asked for, in words of at most 64 characters") {
+    CHECK(parts_of(embeddings, "tableau").empty());    // tab + leau: a modifier of 3 characters
+    CHECK(parts_of(embeddings, "übeformat").empty());  // 3 characters in 4 bytes
+    CHECK(parts_of(embeddings, "dateiformat", /*any_case=*/false).empty());
+    CHECK(parts_of(embeddings, "dateiformatx").empty());  // no known head
+    CHECK(parts_of(embeddings, "datei").empty());
+    const Embeddings long_words = embeddings_of({std::string(58, 'a'), std::string(59, 'a'), "format"});
+    CHECK(parts_of(long_words, std::string(58, 'a') + "format").size() == 2);  // 64 characters
+    CHECK(parts_of(long_words, std::string(59, 'a') + "format").empty());
+  }
+}
+
+TEST_CASE("closed_compound_rows: the parts found spell the word, for random compounds", "[composition]") {
+  // Random words of 4-8 letters from a small alphabet (so that many words share prefixes and suffixes), and
+  // compounds of two or three of them with random linking elements: every compound that is not itself a word
+  // must be split, into parts that spell it.
+  std::mt19937 random(7);
+  const std::string letters = "aenrst";
+  std::vector<std::string> words;
+  std::unordered_set<std::string> seen;
+  while (words.size() < 200) {
+    std::string word(4 + random() % 5, 'a');
+    for (char& c : word) c = letters[random() % letters.size()];
+    if (seen.insert(word).second) words.push_back(word);
+  }
+  const Embeddings embeddings = embeddings_of(words);
+  const std::string links[] = {"", "s", "es", "n", "en"};
+  std::size_t split = 0;
+  for (int trial = 0; trial < 2000; ++trial) {
+    const std::size_t count = 2 + random() % 2;
+    std::string compound;
+    for (std::size_t p = 0; p < count; ++p) {
+      compound += words[random() % words.size()];
+      if (p + 1 < count) compound += links[random() % 5];
+    }
+    if (embeddings.row(compound)) continue;
+    const auto parts = parts_of(embeddings, compound);
+    INFO(compound);
+    REQUIRE(parts.size() >= 2);
+    CHECK(spell(parts, compound));
+    ++split;
+  }
+  CHECK(split > 1900);
+}
+
+TEST_CASE("Closed compounds are split in a compounding list", "[composition]") {
+  const Embeddings embeddings = embeddings_of({"Datei", "Format", "Name", "menu", "couleur", "police"});
+  const Normalizer normalizer{Normalization::none, {}};
+  RowVector out, expected = RowVector::Zero(6);
+  expected(0) = expected(1) = 1;
+  expected.normalize();
+  CompositionOptions options;
+  const TermComposer composer(embeddings, normalizer, options);
+  REQUIRE(composer.compose("dateiformat", out));
+  CHECK((out - expected).norm() < 1e-6);
+  CHECK(composer.token_vectors("dateiformat name").rows() == 2);  // one row per token
+  options.split_closed_compounds = false;
+  CHECK_FALSE(TermComposer(embeddings, normalizer, options).compose("dateiformat", out));
+
+  // The gate: German-like lists split, a list with the odd identifier (under 2 % of its words) does not.
+  const std::vector<std::string> german = {"dateiformat", "dateiname", "name", "menu"};
+  CHECK(closed_compound_share(german, embeddings, true) == Approx(0.5));
+  CHECK(closed_compounds_for("de", german, embeddings, CompositionOptions{}).split_closed_compounds);
+  std::vector<std::string> french(60, "menu couleur");
+  french.push_back("couleurpolice");
+  CHECK(closed_compound_share(french, embeddings, true) == Approx(1.0 / 121));
+  CHECK_FALSE(closed_compounds_for("fr", french, embeddings, CompositionOptions{}).split_closed_compounds);
+  options = CompositionOptions{};
+  options.closed_compound_share = 0;  // any list
+  CHECK(closed_compounds_for("fr", french, embeddings, options).split_closed_compounds);
+  options.split_closed_compounds = false;
+  CHECK_FALSE(closed_compounds_for("de", german, embeddings, options).split_closed_compounds);
+}
+
+TEST_CASE("The share of known terms counts closed compounds where they are composed", "[composition]") {
+  const Embeddings embeddings = embeddings_of({"Datei", "Format", "Name"});
+  TermList list;
+  list.terms = {"dateiformat", "dateiname", "name", "zzz"};
+  CHECK(known_term_share(list, embeddings) == Approx(0.75));
+  CHECK(known_term_share(list, embeddings, kKnownShareSample, /*closed_compounds=*/false) == Approx(0.25));
 }

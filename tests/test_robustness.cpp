@@ -14,6 +14,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <catch2/catch.hpp>
 #include <chrono>
 #include <cstdlib>
@@ -22,6 +23,7 @@
 #include <sstream>
 #include <string>
 #include <thread>
+#include <unordered_set>
 #include <vector>
 
 #include "termalign/config.h"
@@ -856,7 +858,7 @@ TEST_CASE("robustness: the term lists swapped", "[robustness]") {
   AlignRun run;
   std::swap(run.src_terms, run.tgt_terms);
   check_accepted(scratch, run,
-                 {run.src_terms + ": only 14 % of the source terms are made of words of the vectors",
+                 {run.src_terms + ": only 15 % of the source terms are made of words of the vectors",
                   "are --src-terms and --tgt-terms swapped?"});
 }
 
@@ -877,6 +879,39 @@ TEST_CASE("robustness: term lists of another language than the vectors", "[robus
       scratch, run,
       {run.tgt_terms + ": only 0 % of the target terms are made of words of the vectors",
        "the others get vectors from their character n-grams (" + run.tgt_vectors + " is a .bin model)"});
+}
+
+TEST_CASE("robustness: a list of closed compounds over .vec vectors is composed from their parts",
+          "[robustness]") {
+  // A German-like stand-in: the sample's multi-word French terms of letters only, their words joined
+  // (`référence de cellule` -> `référencedecellule`). .vec vectors know none of them; their parts they know.
+  const Scratch scratch("closed-compounds");
+  AlignRun run;
+  std::string terms;
+  std::unordered_set<std::string> joined;
+  for (const std::string& term : split_lines(read_bytes(kSample + "terms-fr.txt"))) {
+    const bool letters = std::all_of(term.begin(), term.end(), [](char c) {
+      return c == ' ' || (c >= 'a' && c <= 'z') || static_cast<unsigned char>(c) >= 0x80;
+    });
+    std::string compound;
+    for (const char c : term) compound += c == ' ' ? "" : std::string(1, c);
+    const bool join = letters && term.find(' ') != std::string::npos && compound.size() <= 64;
+    if (join) joined.insert(compound);
+    terms += (join ? compound : term) + "\n";
+  }
+  REQUIRE(joined.size() > 150);
+  run.tgt_terms = scratch.write("terms-fr.txt", terms);
+  const auto targets_joined = [&](const std::string& submission) {
+    std::size_t count = 0;
+    for (const auto& line : split_lines(submission)) count += joined.count(line.substr(line.find('\t') + 1));
+    return count;
+  };
+  const std::string split = check_accepted(
+      scratch, run, {run.tgt_terms + ": ", " % of the words are closed compounds of words of " + run.tgt_vectors});
+  run.extra += " --split-closed-compounds false";
+  const std::string unsplit = check_accepted(scratch, run, {" of 552 target terms have no usable word"});
+  // Unsplit, a joined term is a candidate only by its spelling; split, by its meaning too.
+  CHECK(targets_joined(split) > 2 * targets_joined(unsplit));
 }
 
 TEST_CASE("robustness: corpora swapped, or of other texts, are named in a warning", "[robustness]") {

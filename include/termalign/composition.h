@@ -17,8 +17,23 @@ namespace termalign {
 // Splits on white space.
 std::vector<std::string> split_words(const std::string& term);
 
+// The rows of the parts of `word` read as a closed compound (`dateiformat`: `datei`, `format`): a head of at
+// least 4 characters that `vectors` know (the longest first) after a modifier that they know as it is, without a
+// linking s, es, n or en (`seiten`, `arbeits`), or as such a compound of its own. `any_case` looks the parts up
+// with row_any_case. Words of 8 to 64 characters; false (rows empty) when no split is found.
+bool closed_compound_rows(const Embeddings& vectors, const std::string& word, bool any_case,
+                          std::vector<std::size_t>& rows);
+// The share of the white-space separated words of `terms` that `vectors` know only as closed compounds.
+double closed_compound_share(const std::vector<std::string>& terms, const Embeddings& vectors, bool any_case);
+// `options` for composing `terms` over `vectors`: split_closed_compounds stays on only where at least
+// options.closed_compound_share of the list's words are such compounds (a compounding language: German, Dutch;
+// not the odd identifier of an English or French list), which is logged under `name`.
+CompositionOptions closed_compounds_for(const std::string& name, const std::vector<std::string>& terms,
+                                        const Embeddings& vectors, CompositionOptions options);
+
 // Looks up word vectors in `embeddings` (already normalised with `normalizer`), following the options: the token
-// as written, lower-cased, split on hyphens and apostrophes, then (with .bin) its subword vector, normalised.
+// as written, lower-cased, split on hyphens and apostrophes, the parts of a closed compound, then (with .bin) its
+// subword vector, normalised.
 // Keeps references to `embeddings` and `normalizer`, which must outlive it (temporaries are refused).
 class TermComposer {
  public:

@@ -76,6 +76,10 @@ struct MappingOptions {
 struct CompositionOptions {
   bool lowercase_fallback = true;  // an unknown token: lower-cased, then a cased word of that form (row_any_case)
   bool split_compounds = true;     // then split it on hyphens and apostrophes
+  // then the known words of a closed compound (closed_compound_rows: `dateiformat`), in a list where at least
+  // closed_compound_share of the words are such compounds (closed_compounds_for: German, not English or French)
+  bool split_closed_compounds = true;
+  double closed_compound_share = 0.02;
   bool subword_oov = true;         // then, with .bin vectors, use its character n-gram vector
   bool joined_terms = true;        // a multi-word term's own vector when the vectors have its joined token
                                    // (joined_term_token, as `train-vectors --terms` makes them)

@@ -68,6 +68,8 @@ const std::map<std::string, std::string>& option_help() {
        "Refinement: share of seed words held out; an iteration that retrieves fewer of them stops it (0 = off)"},
       {"lowercase-fallback", "Try unknown tokens lower-cased, then as cased words of the vectors"},
       {"split-compounds", "Split unknown tokens on hyphens and apostrophes"},
+      {"split-closed-compounds", "Read unknown tokens as closed compounds of known words (dateiformat)"},
+      {"closed-compound-share", "Split closed compounds in lists where at least this share of the words are such"},
       {"subword-oov", "Use subword vectors of unknown tokens with .bin models"},
       {"joined-terms", "Use a multi-word term's own vector when the vectors have its joined token"},
       {"k", "CSLS neighbourhood size"},
