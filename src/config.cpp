@@ -15,6 +15,7 @@
 #include "termalign/error.h"
 #include "termalign/evaluation.h"
 #include "termalign/io.h"
+#include "termalign/logging.h"
 
 namespace termalign {
 
@@ -483,10 +484,37 @@ std::string option_text(const AlignConfig& config, const std::string& name) {
   return text;
 }
 
+namespace {
+
+// Term lists named as in a BUCC folder (terms-<l>.txt) with that folder's corpora beside them, given without
+// them: the run leaves out the corpus evidence, most likely by oversight (a note, not a warning: runs without
+// corpora are legitimate ablations).
+void note_corpora_beside_lists(const InputOptions& input) {
+  if (!input.src_corpus.empty() || !input.tgt_corpus.empty()) return;
+  const auto corpus_beside = [](const std::string& terms) {
+    const std::filesystem::path path(terms);
+    const std::string name = path.filename().string();
+    if (name.size() <= 10 || name.compare(0, 6, "terms-") != 0 || name.compare(name.size() - 4, 4, ".txt") != 0)
+      return std::filesystem::path();
+    const std::filesystem::path corpus = path.parent_path() / ("corpus-" + name.substr(6));
+    std::error_code error;
+    return std::filesystem::is_regular_file(corpus, error) ? corpus : std::filesystem::path();
+  };
+  const std::filesystem::path source = corpus_beside(input.src_terms), target = corpus_beside(input.tgt_terms);
+  if (source.empty() || target.empty()) return;
+  logger().info(
+      "the corpora {} and {} lie beside the term lists and are not used: --src-corpus and --tgt-corpus "
+      "(or --data-dir with --pair) add their evidence to the ranking",
+      source.lexically_normal().string(), target.lexically_normal().string());
+}
+
+}  // namespace
+
 std::string resolve_dataset(AlignConfig& config) {
   InputOptions& input = config.input;
   if (input.data_dir.empty()) {
     if (!input.pair.empty()) throw_usage_error("`pair` names the language pair of a `data_dir`: give both.");
+    note_corpora_beside_lists(input);
     return {};
   }
   const auto dash = input.pair.find('-');

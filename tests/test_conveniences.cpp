@@ -14,6 +14,7 @@
 #include <utility>
 #include <vector>
 
+#include "captured_log.h"
 #include "command_output.h"
 #include "termalign/config.h"
 #include "termalign/embeddings.h"
@@ -457,4 +458,26 @@ TEST_CASE("a mistyped sub-command or flag gets a suggestion and exit 2", "[cli]"
   const auto far = run_cli("evaluate --gold a --pred b --completely-different", true);
   CHECK(far.exit_code == 2);
   CHECK_THAT(far.output, !Catch::Contains("did you mean"));
+}
+
+TEST_CASE("Term lists of a BUCC folder named without its corpora get a note", "[dataset]") {
+  const auto notes = [](const std::string& src_terms, const std::string& tgt_terms, const std::string& corpus) {
+    AlignConfig config;
+    config.input.src_terms = src_terms;
+    config.input.tgt_terms = tgt_terms;
+    config.input.src_corpus = config.input.tgt_corpus = corpus;
+    const CapturedLog log;
+    resolve_dataset(config);
+    return log.lines_with("info", "lie beside the term lists and are not used");
+  };
+  const auto found = notes(kSample + "terms-en.txt", kSample + "terms-fr.txt", "");
+  REQUIRE(found.size() == 1);
+  CHECK_THAT(found[0], Catch::Contains("corpus-en.txt") && Catch::Contains("corpus-fr.txt") &&
+                           Catch::Contains("--src-corpus and --tgt-corpus"));
+  CHECK(notes(kSample + "terms-en.txt", kSample + "terms-fr.txt", kSample + "corpus-en.txt").empty());  // given
+  const std::string dir = scratch_dir("lists-alone");
+  const std::string lonely = dir + "/terms-de.txt";  // a folder without corpus-de.txt
+  std::ofstream(lonely, std::ios::binary) << "datei\n";
+  CHECK(notes(kSample + "terms-en.txt", lonely, "").empty());
+  CHECK(notes(kSample + "seed-en-fr.txt", kSample + "terms-fr.txt", "").empty());  // not a terms-<l>.txt name
 }
