@@ -78,17 +78,11 @@ std::string toml_text(const toml::node& node) {
   return text.str();
 }
 
-// One option set to one value (TOML text), at its line of the grid file.
-struct Setting {
-  std::string option, value;
-  std::size_t line = 0;
-};
-
 // The settings as a configuration snippet in which each one sits on its line of the grid file, so that the errors
 // of apply_toml (unknown key, wrong type, bad name) point into the grid file.
-std::string configuration_snippet(std::vector<Setting> settings, const std::string& path) {
+std::string configuration_snippet(std::vector<GridSetting> settings, const std::string& path) {
   std::stable_sort(settings.begin(), settings.end(),
-                   [](const Setting& a, const Setting& b) { return a.line < b.line; });
+                   [](const GridSetting& a, const GridSetting& b) { return a.line < b.line; });
   std::string text;
   std::size_t line = 1;
   for (const auto& setting : settings) {
@@ -103,6 +97,11 @@ std::string configuration_snippet(std::vector<Setting> settings, const std::stri
     ++line;
   }
   return text;
+}
+
+// A value as the tables show it: a string without its quotes, anything else as TOML writes it.
+std::string plain_label(const toml::node& value) {
+  return value.is_string() ? value.as_string()->get() : toml_text(value);
 }
 
 const toml::table* section_of(const toml::table& grid_table, const std::string& name) {
@@ -133,13 +132,13 @@ std::vector<AblationRun> expand(const AblationGrid& grid) {
     AblationRun& run = runs[number];
     run.number = number + 1;
     run.config = grid.base;
-    std::vector<Setting> settings;
+    std::vector<GridSetting> settings;
     std::size_t rest = number;
     for (std::size_t a = grid.axes.size(); a-- > 0;) {
       const GridAxis& axis = grid.axes[a];
       const std::size_t choice = rest % axis.values.size();
       rest /= axis.values.size();
-      settings.push_back({axis.option, axis.values[choice], axis.line});
+      settings.insert(settings.end(), axis.values[choice].begin(), axis.values[choice].end());
       run.labels.insert(run.labels.begin(), axis.labels[choice]);
     }
     apply_toml(run.config, configuration_snippet(settings, grid.path), grid.path);
@@ -252,7 +251,7 @@ AblationGrid read_grid(const std::string& path, const std::string& base_config) 
     if (!node.is_table()) throw_grid_error(path, line, "'" + section + "' must be a table ([" + section + "]).");
   }
   if (const toml::table* base = section_of(table, "base")) {
-    std::vector<Setting> settings;
+    std::vector<GridSetting> settings;
     for (const auto& leaf : leaves_of(*base, path))
       settings.push_back({leaf.name, toml_text(*leaf.node), leaf.line});
     apply_toml(grid.base, configuration_snippet(settings, path), path);
@@ -263,20 +262,45 @@ AblationGrid read_grid(const std::string& path, const std::string& base_config) 
     grid.gold = path_option(section_of(table, "dataset"), "dataset", "gold", path);
   grid.output_dir = path_option(section_of(table, "output"), "output", "dir", path);
   if (const toml::table* axes = section_of(table, "grid")) {
+    std::map<std::string, std::size_t> varied;  // option -> line of its axis
     for (const auto& leaf : leaves_of(*axes, path)) {
       const std::string name = "'" + leaf.name + "'";
       const toml::array* values = leaf.node->as_array();
       if (!values) throw_grid_error(path, leaf.line, name + " must be an array of the values to try.");
       if (values->empty()) throw_grid_error(path, leaf.line, name + " has no value to try: give at least one.");
       GridAxis axis{leaf.name, {}, {}, leaf.line};
+      const bool tied = values->front().is_table();
       for (const auto& value : *values) {
-        if (value.is_table() || value.is_array()) {
-          throw_grid_error(path, leaf.line, name + " holds a table or an array: give plain values.");
+        if (value.is_table() != tied || value.is_array()) {
+          throw_grid_error(path, leaf.line,
+                           name + (value.is_array() ? " holds an array" : " mixes tables and plain values") +
+                               ": give plain values, or tables of options to vary together.");
         }
-        axis.values.push_back(toml_text(value));
-        axis.labels.push_back(value.is_string() ? value.as_string()->get() : axis.values.back());
+        std::vector<GridSetting> settings;
+        std::string label;
+        if (tied) {
+          for (const auto& option : leaves_of(*value.as_table(), path)) {
+            if (option.node->is_array())
+              throw_grid_error(path, option.line, "'" + option.name + "' in " + name + " must be a plain value.");
+            settings.push_back({option.name, toml_text(*option.node), option.line});
+            label += (label.empty() ? "" : " / ") + plain_label(*option.node);
+          }
+          if (settings.empty()) throw_grid_error(path, leaf.line, name + " holds an empty table: give options.");
+        } else {
+          settings.push_back({axis.option, toml_text(value), leaf.line});
+          label = plain_label(value);
+        }
         AlignConfig checked = grid.base;  // an unknown option or a bad value is reported before any run
-        apply_toml(checked, configuration_snippet({{axis.option, axis.values.back(), axis.line}}, path), path);
+        apply_toml(checked, configuration_snippet(settings, path), path);
+        axis.values.push_back(std::move(settings));
+        axis.labels.push_back(std::move(label));
+      }
+      for (const auto& setting : axis.values.front()) {
+        if (!varied.emplace(setting.option, leaf.line).second) {
+          throw_grid_error(path, setting.line,
+                           "'" + setting.option + "' is varied twice (also on line " +
+                               std::to_string(varied[setting.option]) + "): vary it in one place.");
+        }
       }
       grid.axes.push_back(std::move(axis));
     }

@@ -238,6 +238,49 @@ TEST_CASE("ablation: bad grids are errors naming the grid file, line and option"
   CHECK(error_of(section).find(":14: unknown section 'grids'") != std::string::npos);
 }
 
+TEST_CASE("ablation: options varied together are one axis of the grid", "[ablate]") {
+  // Tables of options: the two re-weightings move together (two runs, not four), crossed with k.
+  const std::string grid_path =
+      write_grid("tied",
+                 "[base.mapping]\nrefine_iterations = 0\n\n[grid]\n"
+                 "reweight = [{mapping.src_reweight = 0.5, mapping.tgt_reweight = 0.5},\n"
+                 "            {mapping.src_reweight = 0.0, mapping.tgt_reweight = 1.0}]\n\"scoring.k\" = [3, 5]\n",
+                 "reranker = \"none\"\n");
+  const AblationGrid grid = read_grid(grid_path);
+  REQUIRE(grid.axes.size() == 2);
+  CHECK(grid.axes[0].option == "reweight");
+  CHECK(grid.axes[0].labels == std::vector<std::string>{"0.5 / 0.5", "0.0 / 1.0"});
+  const AblationResult result = run_ablation(grid, AblationOptions{});
+  REQUIRE(result.runs.size() == 4);
+  CHECK(result.options == std::vector<std::string>{"reweight", "scoring.k"});
+  for (const auto& run : result.runs) {
+    const bool second = run.number > 2;
+    CHECK(run.labels[0] == (second ? "0.0 / 1.0" : "0.5 / 0.5"));
+    CHECK(run.config.mapping.src_reweight == (second ? 0.0 : 0.5));
+    CHECK(run.config.mapping.tgt_reweight == (second ? 1.0 : 0.5));
+    CHECK(run.config.scoring.k == (run.number % 2 ? 3 : 5));
+    CHECK(run.evaluation.ap == Approx(direct_ap(run.config)).margin(1e-12));
+  }
+  const auto header = split(lines_of(grid.output_dir + "/results.csv").front(), ',');
+  CHECK(header[1] == "reweight");
+
+  // What such an axis must not be: tables mixed with plain values, an empty table, an array inside, or an option
+  // that another axis varies too.
+  const std::string mixed = write_grid("tied-mixed", "[grid]\nreweight = [{mapping.src_reweight = 0.5}, 1]\n");
+  CHECK(error_of(mixed) == mixed +
+                               ":15: 'reweight' mixes tables and plain values: give plain values, or tables "
+                               "of options to vary together.");
+  const std::string empty = write_grid("tied-empty", "[grid]\nreweight = [{}]\n");
+  CHECK(error_of(empty) == empty + ":15: 'reweight' holds an empty table: give options.");
+  const std::string nested = write_grid("tied-array", "[grid]\nreweight = [{mapping.src_reweight = [0.5]}]\n");
+  CHECK(error_of(nested) == nested + ":15: 'mapping.src_reweight' in 'reweight' must be a plain value.");
+  const std::string twice =
+      write_grid("tied-twice", "[grid]\n\"scoring.k\" = [3]\nneighbours = [{scoring.k = 5, ranking.top_m = 3}]\n");
+  CHECK(error_of(twice) == twice + ":16: 'scoring.k' is varied twice (also on line 15): vary it in one place.");
+  const std::string unknown = write_grid("tied-unknown", "[grid]\nreweight = [{mapping.src_reweigh = 0.5}]\n");
+  CHECK_THAT(error_of(unknown), Catch::Contains(":15: unknown key 'mapping.src_reweigh'"));
+}
+
 TEST_CASE("ablation: ablate --base starts every run from a shipped configs/ablations file", "[ablate]") {
   // The grid varies the orthographic weight; the base file sets k = 10, which the grid's [base] does not.
   const std::string grid_path = write_grid("base-file", "[grid]\n\"orthography.weight\" = [0.0, 0.1]\n");

@@ -10,19 +10,29 @@
 
 namespace termalign {
 
-// One varied option: its dotted name ("scoring.k") and the values to try, in the order of the grid file.
+// One option set to one value, as TOML text (3, "unit", true), at its line of the grid file.
+struct GridSetting {
+  std::string option, value;
+  std::size_t line = 0;
+};
+
+// One axis of the grid: an option and the values to try ("scoring.k" = [3, 5, 10]), or several options varied
+// together: a key of free choice whose values are tables of options (vectors = [{input.src_vectors = "en.vec",
+// input.tgt_vectors = "fr.vec"}, {input.src_vectors = "en.bin", input.tgt_vectors = "fr.bin"}]).
 struct GridAxis {
-  std::string option;
-  std::vector<std::string> values;  // each as TOML text: 3, "unit", true
-  std::vector<std::string> labels;  // each as shown in the tables: 3, unit, true
-  std::size_t line = 0;             // of the option in the grid file
+  std::string option;  // the option's dotted name, or the key of the options varied together
+  std::vector<std::vector<GridSetting>> values;  // the settings of each value, in the order of the grid file
+  std::vector<std::string>
+      labels;            // each value as shown in the tables: 3, unit, true; tied values joined by " / "
+  std::size_t line = 0;  // of the axis in the grid file
 };
 
 // A grid file (TOML; relative paths are relative to it):
 //   [base]      options of `termalign align` over the defaults, as in a configuration file: nested tables
 //               ([base.input] src_vectors = "...") or dotted keys (input.src_vectors = "...")
 //   [dataset]   gold = "terms-en-fr.txt"             the gold pairs; the term lists are input.src/tgt_terms
-//   [grid]      "scoring.k" = [3, 5, 10]              each option with an array of values to try
+//   [grid]      "scoring.k" = [3, 5, 10]              each option with an array of values to try, or options
+//               reweight = [{mapping.src_reweight = 0.5, mapping.tgt_reweight = 0.5}, ...]   varied together
 //   [output]    dir = "results/ablation"              where the tables, the best configuration and its curve go
 struct AblationGrid {
   std::string path;
@@ -31,8 +41,9 @@ struct AblationGrid {
   std::vector<GridAxis> axes;  // in the order of the grid file; the last one varies fastest
 };
 
-// Reads and checks a grid: an unknown section or key, an option that is not an array of values, an empty array,
-// a bad value or a run whose configuration does not validate are errors naming the grid file (and line).
+// Reads and checks a grid: an unknown section or key, an option that is not an array of values (or of tables of
+// options), an empty array or table, an option varied by two axes, a bad value or a run whose configuration does
+// not validate are errors naming the grid file (and line).
 // With `base_config` (a configuration file, as `termalign ablate --base`), its keys go over the grid's [base]
 // before the runs are checked: every run starts from it.
 AblationGrid read_grid(const std::string& path, const std::string& base_config = "");
