@@ -448,15 +448,18 @@ PYBIND11_MODULE(termalign, m) {
           py::gil_scoped_release release;
           result = run_ablation(read_grid(grid_path, base_path), options);
         }
-        py::module_ json = py::module_::import("json");
+        py::module_ json = py::module_::import("json"), tomllib = py::module_::import("tomllib");
         py::list runs;
         for (const AblationRun& run : result.runs) {
           py::dict row = json.attr("loads")(format_json(run.evaluation));
-          py::dict values;
+          py::dict values, labels;
+          for (const GridSetting& setting : run.settings)  // typed as TOML reads the grid's value
+            values[py::str(setting.option)] = tomllib.attr("loads")("value = " + setting.value)["value"];
           for (std::size_t a = 0; a < result.options.size() && a < run.labels.size(); ++a)
-            values[py::str(result.options[a])] = run.labels[a];
+            labels[py::str(result.options[a])] = run.labels[a];
           row["run"] = run.number;
           row["options"] = values;
+          row["labels"] = labels;
           row["seconds"] = run.seconds;
           runs.append(row);
         }
@@ -465,7 +468,8 @@ PYBIND11_MODULE(termalign, m) {
       py::arg("grid"), py::arg("base") = py::none(), py::arg("plot_script") = py::none(),
       "Runs a grid as `termalign ablate --grid GRID [--base BASE]` does, writing the same files into the grid's "
       "[output] dir: the runs, best AP first, as dicts of `termalign evaluate --json`'s keys plus `run` (its "
-      "number), `options` (each varied option's value, as in results.md) and `seconds`. plot_script: "
+      "number), `options` (each varied option's value, typed: int, float, bool or str; options varied together "
+      "each under its own name), `labels` (each axis's value as results.md shows it) and `seconds`. plot_script: "
       "scripts/plot_curve.py to draw the best run's curve (default: none).");
 
   const TrainVectorsOptions kVectorDefaults;

@@ -132,13 +132,13 @@ std::vector<AblationRun> expand(const AblationGrid& grid) {
     AblationRun& run = runs[number];
     run.number = number + 1;
     run.config = grid.base;
-    std::vector<GridSetting> settings;
+    std::vector<GridSetting>& settings = run.settings;
     std::size_t rest = number;
     for (std::size_t a = grid.axes.size(); a-- > 0;) {
       const GridAxis& axis = grid.axes[a];
       const std::size_t choice = rest % axis.values.size();
       rest /= axis.values.size();
-      settings.insert(settings.end(), axis.values[choice].begin(), axis.values[choice].end());
+      settings.insert(settings.begin(), axis.values[choice].begin(), axis.values[choice].end());
       run.labels.insert(run.labels.begin(), axis.labels[choice]);
     }
     apply_toml(run.config, configuration_snippet(settings, grid.path), grid.path);

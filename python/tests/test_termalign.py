@@ -314,7 +314,8 @@ def test_train_reranker_rejects_values_that_would_train_nothing(options, message
         termalign.train_reranker(config=ROOT / "configs" / "sample.toml", gold=GOLD, **options)
 
 
-def test_ablate_runs_a_grid_and_each_run_scores_as_align_does(tmp_path):
+def sample_grid(tmp_path, grid_section):
+    """A grid file over the sample (unsupervised score, no refinement) with this [grid] section."""
     models = ROOT / "models" / "sample"
     grid = tmp_path / "grid.toml"
     grid.write_text(
@@ -322,14 +323,31 @@ def test_ablate_runs_a_grid_and_each_run_scores_as_align_does(tmp_path):
         f'src_vectors = "{models / "en.vec"}"\ntgt_vectors = "{models / "fr.vec"}"\n'
         f'seed = "{SAMPLE / "seed-en-fr.txt"}"\nsrc_terms = "{SRC_TERMS}"\ntgt_terms = "{TGT_TERMS}"\n'
         'reranker = "none"\n[base.mapping]\nrefine_iterations = 0\n'
-        f'[dataset]\ngold = "{GOLD}"\n[output]\ndir = "out"\n'
-        '[grid]\n"scoring.k" = [3, 10]\n"orthography.weight" = [0.0, 0.1]\n')
+        f'[dataset]\ngold = "{GOLD}"\n[output]\ndir = "out"\n' + grid_section)
+    return grid
+
+
+def test_ablate_gives_options_varied_together_each_under_its_name(tmp_path):
+    grid = sample_grid(tmp_path, '[grid]\nreweight = [{mapping.src_reweight = 0.5, mapping.tgt_reweight = 0.5}, '
+                                 '{mapping.src_reweight = 0.25, mapping.tgt_reweight = 1.0}]\n')
+    runs = sorted(termalign.ablate(grid), key=lambda run: run["run"])
+    assert [run["options"] for run in runs] == [
+        {"mapping.src_reweight": 0.5, "mapping.tgt_reweight": 0.5},
+        {"mapping.src_reweight": 0.25, "mapping.tgt_reweight": 1.0}]
+    assert [run["labels"] for run in runs] == [{"reweight": "0.5 / 0.5"}, {"reweight": "0.25 / 1.0"}]
+
+
+def test_ablate_runs_a_grid_and_each_run_scores_as_align_does(tmp_path):
+    models = ROOT / "models" / "sample"
+    grid = sample_grid(tmp_path, '[grid]\n"scoring.k" = [3, 10]\n"orthography.weight" = [0.0, 0.1]\n')
     runs = termalign.ablate(grid)
     assert len(runs) == 4
     assert [r["ap"] for r in runs] == sorted((r["ap"] for r in runs), reverse=True)
     assert sorted(r["run"] for r in runs) == [1, 2, 3, 4]
     for run in runs:
-        k, weight = int(run["options"]["scoring.k"]), float(run["options"]["orthography.weight"])
+        k, weight = run["options"]["scoring.k"], run["options"]["orthography.weight"]
+        assert type(k) is int and type(weight) is float
+        assert run["labels"] == {"scoring.k": str(k), "orthography.weight": str(weight)}
         pairs = termalign.align(src_vectors=models / "en.vec", tgt_vectors=models / "fr.vec",
                                 seed=SAMPLE / "seed-en-fr.txt", src_terms=SRC_TERMS, tgt_terms=TGT_TERMS,
                                 reranker="none", refine_iterations=0, k=k, orthographic_weight=weight)
