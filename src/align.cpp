@@ -401,16 +401,16 @@ void add_term_evidence(const Spellings& source, const Spellings& target, int thr
 }
 
 // The inputs checked against the loaded vectors (sanity.h); with `--seed identical`, the seed made from them.
+// `*_compounds`: whether each list's closed compounds are split (closed_compounds_for), so count as known words.
 void check_inputs_against_vectors(const AlignConfig& config, bool fit, const TermList& source_terms,
                                   const TermList& target_terms, const Embeddings& source, const Embeddings& target,
-                                  PairList& seed) {
+                                  PairList& seed, bool source_compounds, bool target_compounds) {
   if (fit && config.input.seed == kIdenticalSeed) {
     seed = identical_seed(source, target);
   } else if (fit) {
     check_seed_against_vectors(seed, source, target, config.input.allow_reversed);
   }
-  check_terms_against_vectors(source_terms, target_terms, source, target,
-                              config.composition.split_closed_compounds);
+  check_terms_against_vectors(source_terms, target_terms, source, target, source_compounds, target_compounds);
 }
 
 // What can be found wrong before any work, rather than after the scoring: a missing folder of an output written
@@ -559,7 +559,6 @@ class PipelineRun {
              threads_);
     load_pair(config_.input.src_vectors, config_.input.tgt_vectors, source_options_, target_options_, cache_,
               source_, target_);
-    check_inputs_against_vectors(config_, fit_, result_.source_terms, result_.target_terms, source_, target_, seed_);
     run_both(
         [&] {
           source_composition_ = closed_compounds_for(result_.source_terms.path, result_.source_terms.terms,
@@ -570,6 +569,9 @@ class PipelineRun {
                                                      target_, config_.composition);
         },
         threads_);
+    check_inputs_against_vectors(config_, fit_, result_.source_terms, result_.target_terms, source_, target_,
+                                 seed_, source_composition_.split_closed_compounds,
+                                 target_composition_.split_closed_compounds);
   }
 
   // The mapping (fitted on the seed, or loaded) and both lists' term vectors in the shared space; the fit's
@@ -601,14 +603,9 @@ class PipelineRun {
               cache_, corpus_source, corpus_target);
     std::size_t usable = 0;
     Mapping corpus_mapping = normalise_pair(config_, corpus_source, corpus_target);
-    const TermComposer corpus_source_composer(
-        corpus_source, corpus_mapping.source,
-        closed_compounds_for(config_.input.src_corpus_vectors, result_.source_terms.terms, corpus_source,
-                             config_.composition));
-    const TermComposer corpus_target_composer(
-        corpus_target, corpus_mapping.target,
-        closed_compounds_for(config_.input.tgt_corpus_vectors, result_.target_terms.terms, corpus_target,
-                             config_.composition));
+    // A list's closed compounds split or not as over the general vectors: a property of its language.
+    const TermComposer corpus_source_composer(corpus_source, corpus_mapping.source, source_composition_);
+    const TermComposer corpus_target_composer(corpus_target, corpus_mapping.target, target_composition_);
     ComposedTerms corpus_X, corpus_Z;
     compose_mapped(result_.source_terms, corpus_source_composer, result_.target_terms, corpus_target_composer,
                    corpus_mapping,

@@ -59,6 +59,12 @@ void Aligner::load() {
                           " but the source vectors have " + std::to_string(source_.dim()) +
                           "; both languages need vectors of the same dimension.");
   }
+  const auto list_share = [&](const TermList& list, const Embeddings& vectors) -> std::optional<double> {
+    if (list.path.empty()) return std::nullopt;
+    return closed_compound_share(list.terms, vectors, config_.composition.lowercase_fallback);
+  };
+  source_compound_share_ = list_share(source_terms, source_);
+  target_compound_share_ = list_share(target_terms, target_);
   loaded_ = true;
   loaded_for_ = key;
   has_mapping_ = false;
@@ -96,6 +102,7 @@ void Aligner::set_vectors(Embeddings source, Embeddings target) {
   given_ = true;
   loaded_ = true;
   has_mapping_ = false;
+  source_compound_share_ = target_compound_share_ = std::nullopt;
   load();
 }
 
@@ -158,9 +165,14 @@ ComposedTerms Aligner::compose(const std::vector<std::string>& terms, Side side)
   const Mapping& fitted = mapping();
   const bool source = side == Side::source;
   const Embeddings& vectors = source ? normalised_source_ : normalised_target_;
-  const TermComposer composer(
-      vectors, source ? fitted.source : fitted.target,
-      closed_compounds_for(source ? "the source terms" : "the target terms", terms, vectors, config_.composition));
+  // Closed compounds split as a run of the configured list splits them (align's decision), else as `terms` ask.
+  CompositionOptions options = config_.composition;
+  if (options.split_closed_compounds) {
+    const std::optional<double>& list_share = source ? source_compound_share_ : target_compound_share_;
+    options.split_closed_compounds = splits_closed_compounds(
+        list_share ? *list_share : closed_compound_share(terms, vectors, options.lowercase_fallback), options);
+  }
+  const TermComposer composer(vectors, source ? fitted.source : fitted.target, options);
   ComposedTerms composed = compose_terms(terms, composer, config_.scoring.threads);
   transform_rows(composed.vectors, source ? fitted.source_transform : fitted.target_transform,
                  config_.scoring.threads);

@@ -141,11 +141,15 @@ double closed_compound_share(const std::vector<std::string>& terms, const Embedd
   return words ? static_cast<double>(compounds) / static_cast<double>(words) : 0.0;
 }
 
+bool splits_closed_compounds(double share, const CompositionOptions& options) {
+  return options.split_closed_compounds && share > 0 && share >= options.closed_compound_share;
+}
+
 CompositionOptions closed_compounds_for(const std::string& name, const std::vector<std::string>& terms,
                                         const Embeddings& vectors, CompositionOptions options) {
   if (!options.split_closed_compounds) return options;
   const double share = closed_compound_share(terms, vectors, options.lowercase_fallback);
-  if (share > 0 && share >= options.closed_compound_share) {
+  if (splits_closed_compounds(share, options)) {
     logger().info("{}: {:.1f} % of the words are closed compounds of words of {}: composed from their parts", name,
                   100 * share, vectors.path);
   } else {

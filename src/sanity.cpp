@@ -133,18 +133,20 @@ double known_term_share(const TermList& terms, const Embeddings& vectors, std::s
 }
 
 void check_terms_against_vectors(const TermList& source_terms, const TermList& target_terms,
-                                 const Embeddings& source, const Embeddings& target, bool closed_compounds) {
+                                 const Embeddings& source, const Embeddings& target, bool source_compounds,
+                                 bool target_compounds) {
   struct Side {
     const char* name;
     const TermList& terms;
     const Embeddings& own;
     const Embeddings& other;
+    bool compounds;
   };
-  for (const Side& side :
-       {Side{"source", source_terms, source, target}, Side{"target", target_terms, target, source}}) {
-    const double own = known_term_share(side.terms, side.own, kKnownShareSample, closed_compounds);
+  for (const Side& side : {Side{"source", source_terms, source, target, source_compounds},
+                           Side{"target", target_terms, target, source, target_compounds}}) {
+    const double own = known_term_share(side.terms, side.own, kKnownShareSample, side.compounds);
     if (own >= 0.5) continue;
-    const double other = known_term_share(side.terms, side.other, kKnownShareSample, closed_compounds);
+    const double other = known_term_share(side.terms, side.other, kKnownShareSample, side.compounds);
     // Swapped lists: the other vectors know most of the terms, and clearly more of them.
     const bool swapped = other >= 0.5 && other > 2 * own;
     const std::string cause =

@@ -4,6 +4,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -45,7 +46,9 @@ class Aligner {
   void set_mapping(Mapping mapping);
   const Mapping& mapping() const;
 
-  // The terms' unit vectors in the shared space (composed from the normalised vectors, mapped).
+  // The terms' unit vectors in the shared space (composed from the normalised vectors, mapped). Closed compounds
+  // are split as align() splits those of config()'s term list of that side, or (no list) as `terms` ask
+  // (closed_compounds_for).
   ComposedTerms compose(const std::vector<std::string>& terms, Side side);
   // CSLS over X (n1 x d') and Z (n2 x d'): neighbourhood means and each row's candidates (config().scoring and
   // ranking's top_m, mutual_m). The neighbourhoods are taken within X and Z (neighbourhood "vocabulary" is a usage
@@ -75,6 +78,9 @@ class Aligner {
   Embeddings normalised_source_, normalised_target_;
   Mapping mapping_;
   bool has_mapping_ = false;
+  // The share of closed compounds (closed_compound_share) in config().input's term lists, when it names them: what
+  // decides their splitting in compose, as in align().
+  std::optional<double> source_compound_share_, target_compound_share_;
 };
 
 }  // namespace termalign

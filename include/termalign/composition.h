@@ -25,6 +25,9 @@ bool closed_compound_rows(const Embeddings& vectors, const std::string& word, bo
                           std::vector<std::size_t>& rows);
 // The share of the white-space separated words of `terms` that `vectors` know only as closed compounds.
 double closed_compound_share(const std::vector<std::string>& terms, const Embeddings& vectors, bool any_case);
+// Whether a list of which `share` of the words are closed compounds splits them: split_closed_compounds, and at
+// least closed_compound_share (and some) of its words such compounds.
+bool splits_closed_compounds(double share, const CompositionOptions& options);
 // `options` for composing `terms` over `vectors`: split_closed_compounds stays on only where at least
 // options.closed_compound_share of the list's words are such compounds (a compounding language: German, Dutch;
 // not the odd identifier of an English or French list), which is logged under `name`.

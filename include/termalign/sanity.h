@@ -42,15 +42,16 @@ void warn_if_low_seed_coverage(const std::string& seed_path, std::size_t usable,
 
 // Share of a list's terms whose every word is a word of `vectors` (as written or lower-cased), over at most
 // `sample` terms spread evenly over the list (subword vectors do not count: they compose any string; with
-// `closed_compounds`, a closed compound of known words counts, as closed_compound_rows composes it).
+// `closed_compounds`, as for a list whose closed compounds are split, a closed compound of known words counts).
 constexpr std::size_t kKnownShareSample = 2000;  // terms read by known_term_share, spread over the list
 double known_term_share(const TermList& terms, const Embeddings& vectors, std::size_t sample = kKnownShareSample,
-                        bool closed_compounds = true);
+                        bool closed_compounds = false);
 // Warns when under half of a term list's terms are made of the vectors' words, naming the likely cause: the lists
 // swapped (their words are more often the other language's) or vectors of another language.
-// `closed_compounds`: closed compounds of known words count as known (composition.split_closed_compounds).
+// `*_compounds`: whether closed compounds of known words count as known in that list (those it splits).
 void check_terms_against_vectors(const TermList& source_terms, const TermList& target_terms,
-                                 const Embeddings& source, const Embeddings& target, bool closed_compounds = true);
+                                 const Embeddings& source, const Embeddings& target, bool source_compounds = false,
+                                 bool target_compounds = false);
 
 // Below this share of a list's terms found in its corpus, a warning names the likely cause (a BUCC corpus holds
 // every term of its list).

@@ -211,6 +211,22 @@ def test_aligner_stages_with_numpy(sample_pairs):
         aligner.rank(broken, x_ids, z_ids, source_terms, target_terms)
 
 
+def test_aligner_composes_closed_compounds_as_align_does_for_its_list():
+    # styleremplissage (style + remplissage) is one of the sample French list's few closed compounds: too few
+    # (under 2 % of its words) for the list to split them, so align() gives it no vector, nor does compose(), alone
+    # or in its list. A list of many (closed_compound_share=0: any) splits it.
+    aligner = termalign.Aligner(config=CONFIG)
+    aligner.fit_mapping()
+    target_terms = read_lines(TGT_TERMS)
+    _, ids = aligner.compose(target_terms, "target")
+    assert target_terms.index("styleremplissage") not in set(ids.tolist())
+    alone, _ = aligner.compose(["styleremplissage"], "target")
+    assert alone.shape[0] == 0
+    aligner.set_options(closed_compound_share=0)
+    alone, _ = aligner.compose(["styleremplissage"], "target")
+    assert alone.shape[0] == 1
+
+
 def test_aligner_keeps_its_vectors(caplog):
     aligner = termalign.Aligner(config=CONFIG)
     first = aligner.align()
