@@ -1,6 +1,7 @@
 #include "termalign/composition.h"
 
 #include <algorithm>
+#include <cmath>
 #include <iterator>
 #include <optional>
 #include <string_view>
@@ -55,31 +56,56 @@ std::size_t characters(std::string_view text) {
       std::count_if(text.begin(), text.end(), [](char c) { return !utf8_continuation(c); }));
 }
 
-// The search of closed_compound_rows: a head, the longest known one first, and a modifier that resolves.
+// A reading of a word as parts: their rows, and the sum over them of log(row + 2), a frequency rank's log (the
+// rows of a vector file come most frequent first).
+struct Reading {
+  std::vector<std::size_t> rows;
+  double log_ranks = 0;
+
+  double mean() const { return log_ranks / static_cast<double>(rows.size()); }
+  void add(std::size_t row) {
+    rows.push_back(row);
+    log_ranks += std::log(static_cast<double>(row) + 2);
+  }
+  void add(const Reading& other) {
+    rows.insert(rows.end(), other.rows.begin(), other.rows.end());
+    log_ranks += other.log_ranks;
+  }
+  // Koehn and Knight's rule (2003): the parts of the highest geometric mean of frequency, so the lowest mean log
+  // rank (`wirtschaft|s|teil`, not `wirtschaft|steil`); at equal means fewer parts.
+  bool better_than(const std::optional<Reading>& other) const {
+    if (!other) return true;
+    if (mean() != other->mean()) return mean() < other->mean();
+    return rows.size() < other->rows.size();
+  }
+};
+
+// The search of closed_compound_rows: every head of at least kMinCompoundPart characters that the vectors know,
+// after every reading of the modifier; the most frequent reading wins (Reading::better_than).
 class CompoundSplitter {
  public:
   CompoundSplitter(const Embeddings& vectors, bool any_case) : vectors_(vectors), any_case_(any_case) {}
 
-  // `word` as modifier then head, the modifier resolved up to `depth` more levels of compounds.
-  bool split(std::string_view word, int depth, std::vector<std::size_t>& rows) const {
+  // `word` as modifier then head, the modifier read up to `depth` more levels of compounds.
+  std::optional<Reading> split(std::string_view word, int depth) const {
     const std::size_t total = characters(word);
-    if (total < 2 * kMinCompoundPart || total > kMaxCompoundLength) return false;
+    if (total < 2 * kMinCompoundPart || total > kMaxCompoundLength) return std::nullopt;
+    std::optional<Reading> best;
     std::size_t before = 0;  // characters before byte i
     for (std::size_t i = 0; i < word.size(); ++i) {
       if (utf8_continuation(word[i])) continue;
       if (before >= kMinCompoundPart && total - before >= kMinCompoundPart) {
         if (const auto head = lookup(word.substr(i))) {
-          const std::size_t mark = rows.size();
-          if (modifier(word.substr(0, i), depth, rows)) {
-            rows.push_back(*head);
-            return true;
-          }
-          rows.resize(mark);
+          for_each_modifier(word.substr(0, i), depth, [&](const Reading& modifier) {
+            Reading reading = modifier;
+            reading.add(*head);
+            if (reading.better_than(best)) best = std::move(reading);
+          });
         }
       }
       ++before;
     }
-    return false;
+    return best;
   }
 
   std::optional<std::size_t> lookup(std::string_view word) const {
@@ -88,30 +114,32 @@ class CompoundSplitter {
   }
 
  private:
-  // A known word, a known word and a linking element, or (depth > 0) a compound of its own, with or without one.
-  bool modifier(std::string_view word, int depth, std::vector<std::size_t>& rows) const {
+  // Calls `use` with each reading of `word` as a modifier: the known word itself; else each known word before a
+  // linking element, and (depth > 0) the best reading as a compound of its own, with or without one. A modifier
+  // known as written is not read otherwise (`autres`, not `autre` + s).
+  template <typename Use>
+  void for_each_modifier(std::string_view word, int depth, Use&& use) const {
     if (const auto row = lookup(word)) {
-      rows.push_back(*row);
-      return true;
+      Reading reading;
+      reading.add(*row);
+      use(reading);
+      return;
     }
-    std::string_view stems[std::size(kLinkingElements)];
-    std::size_t count = 0;
+    if (depth > 0) {
+      if (const auto compound = split(word, depth - 1)) use(*compound);
+    }
     for (const std::string_view link : kLinkingElements) {
       if (word.size() <= link.size() || word.substr(word.size() - link.size()) != link) continue;
       const std::string_view stem = word.substr(0, word.size() - link.size());
       if (characters(stem) < kMinCompoundPart) continue;
       if (const auto row = lookup(stem)) {
-        rows.push_back(*row);
-        return true;
+        Reading reading;
+        reading.add(*row);
+        use(reading);
+      } else if (depth > 0) {
+        if (const auto compound = split(stem, depth - 1)) use(*compound);
       }
-      stems[count++] = stem;
     }
-    if (depth <= 0) return false;
-    if (split(word, depth - 1, rows)) return true;
-    for (std::size_t s = 0; s < count; ++s) {
-      if (split(stems[s], depth - 1, rows)) return true;
-    }
-    return false;
   }
 
   const Embeddings& vectors_;
@@ -123,19 +151,19 @@ class CompoundSplitter {
 bool closed_compound_rows(const Embeddings& vectors, const std::string& word, bool any_case,
                           std::vector<std::size_t>& rows) {
   rows.clear();
-  return CompoundSplitter(vectors, any_case).split(word, 1, rows);
+  auto reading = CompoundSplitter(vectors, any_case).split(word, 1);
+  if (reading) rows = std::move(reading->rows);
+  return reading.has_value();
 }
 
 double closed_compound_share(const std::vector<std::string>& terms, const Embeddings& vectors, bool any_case) {
   const CompoundSplitter splitter(vectors, any_case);
-  std::vector<std::size_t> rows;
   std::size_t words = 0, compounds = 0;
   for (const auto& term : terms) {
     for (const auto& word : split_words(term)) {
       ++words;
       if (splitter.lookup(word)) continue;
-      rows.clear();
-      compounds += splitter.split(word, 1, rows);
+      compounds += splitter.split(word, 1).has_value();
     }
   }
   return words ? static_cast<double>(compounds) / static_cast<double>(words) : 0.0;

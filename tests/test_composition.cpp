@@ -226,6 +226,20 @@ TEST_CASE("closed_compound_rows reads a closed compound as known words", "[compo
   }
 }
 
+TEST_CASE("closed_compound_rows reads a compound as its most frequent parts", "[composition]") {
+  // wirtschaft|steil or wirtschaft|s|teil: the vectors' row order (most frequent first) decides.
+  using Parts = std::vector<std::string>;
+  CHECK(parts_of(embeddings_of({"teil", "wirtschaft", "steil"}), "wirtschaftsteil") ==
+        Parts{"wirtschaft", "teil"});
+  CHECK(parts_of(embeddings_of({"steil", "wirtschaft", "teil"}), "wirtschaftsteil") ==
+        Parts{"wirtschaft", "steil"});
+  // Three frequent parts before two rare ones, and two before three at an equal mean.
+  const Embeddings three = embeddings_of({"wasser", "kraft", "werk", "a", "b", "c", "d", "e", "kraftwerk"});
+  CHECK(parts_of(three, "wasserkraftwerk") == Parts{"wasser", "kraft", "werk"});
+  const Embeddings two = embeddings_of({"wasser", "kraftwerk", "kraft", "werk"});
+  CHECK(parts_of(two, "wasserkraftwerk") == Parts{"wasser", "kraftwerk"});
+}
+
 TEST_CASE("closed_compound_rows: the parts found spell the word, for random compounds", "[composition]") {
   // Random words of 4-8 letters from a small alphabet (so that many words share prefixes and suffixes), and
   // compounds of two or three of them with random linking elements: every compound that is not itself a word

@@ -18,9 +18,11 @@ namespace termalign {
 std::vector<std::string> split_words(const std::string& term);
 
 // The rows of the parts of `word` read as a closed compound (`dateiformat`: `datei`, `format`): a head of at
-// least 4 characters that `vectors` know (the longest first) after a modifier that they know as it is, without a
-// linking s, es, n or en (`seiten`, `arbeits`), or as such a compound of its own. `any_case` looks the parts up
-// with row_any_case. Words of 8 to 64 characters; false (rows empty) when no split is found.
+// least 4 characters that `vectors` know after a modifier of at least 4 that they know as it is, else without a
+// linking s, es, n or en (`arbeits`), or as such a compound of its own (three parts at most). Of the
+// readings, the one of the most frequent parts by Koehn and Knight's rule (the lowest mean log of their rows,
+// which a vector file lists most frequent first: `wirtschaft|s|teil`, not `wirtschaft|steil`). `any_case` looks
+// the parts up with row_any_case. Words of 8 to 64 characters; false (rows empty) when there is no reading.
 bool closed_compound_rows(const Embeddings& vectors, const std::string& word, bool any_case,
                           std::vector<std::size_t>& rows);
 // The share of the white-space separated words of `terms` that `vectors` know only as closed compounds.
