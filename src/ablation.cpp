@@ -9,6 +9,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
+#include <iterator>
 #include <map>
 #include <set>
 #include <sstream>
@@ -39,7 +40,7 @@ namespace fs = std::filesystem;
 struct Leaf {
   std::string name;
   const toml::node* node = nullptr;
-  std::size_t line = 0;
+  std::size_t line = 0, column = 0;
 };
 
 void flatten(const toml::table& table, const std::string& prefix, std::vector<Leaf>& leaves) {
@@ -48,16 +49,20 @@ void flatten(const toml::table& table, const std::string& prefix, std::vector<Le
     if (node.is_table()) {
       flatten(*node.as_table(), name, leaves);
     } else {
-      leaves.push_back({name, &node, static_cast<std::size_t>(node.source().begin.line)});
+      leaves.push_back({name, &node, static_cast<std::size_t>(node.source().begin.line),
+                        static_cast<std::size_t>(node.source().begin.column)});
     }
   }
 }
 
-// In file order; an option given twice (in two of the forms above) is an error.
+// In file order (line, then column: the options of an inline table as written); an option given twice (in two of
+// the forms above) is an error.
 std::vector<Leaf> leaves_of(const toml::table& table, const std::string& path) {
   std::vector<Leaf> leaves;
   flatten(table, "", leaves);
-  std::stable_sort(leaves.begin(), leaves.end(), [](const Leaf& a, const Leaf& b) { return a.line < b.line; });
+  std::stable_sort(leaves.begin(), leaves.end(), [](const Leaf& a, const Leaf& b) {
+    return a.line != b.line ? a.line < b.line : a.column < b.column;
+  });
   std::set<std::string> seen;
   for (const auto& leaf : leaves) {
     if (!seen.insert(leaf.name).second) throw_grid_error(path, leaf.line, "'" + leaf.name + "' is given twice.");
@@ -78,25 +83,21 @@ std::string toml_text(const toml::node& node) {
   return text.str();
 }
 
-// The settings as a configuration snippet in which each one sits on its line of the grid file, so that the errors
-// of apply_toml (unknown key, wrong type, bad name) point into the grid file.
-std::string configuration_snippet(std::vector<GridSetting> settings, const std::string& path) {
-  std::stable_sort(settings.begin(), settings.end(),
-                   [](const GridSetting& a, const GridSetting& b) { return a.line < b.line; });
-  std::string text;
-  std::size_t line = 1;
+// Applies the settings to `config`, each as a configuration snippet in which it sits on its line of the grid file,
+// so that the errors of apply_toml (unknown key, wrong type, bad name) point into the grid file, also for the
+// options of one inline table, which share a line.
+void apply_settings(AlignConfig& config, const std::vector<GridSetting>& settings, const std::string& path) {
   for (const auto& setting : settings) {
-    for (; line < setting.line; ++line) text += '\n';
     const bool bare = !setting.option.empty() && setting.option.front() != '.' && setting.option.back() != '.' &&
                       setting.option.find("..") == std::string::npos &&
                       std::all_of(setting.option.begin(), setting.option.end(), [](char c) {
                         return std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '-' || c == '.';
                       });
     if (!bare) throw_grid_error(path, setting.line, "unknown key '" + setting.option + "'.");
-    text += setting.option + " = " + setting.value + "\n";
-    ++line;
+    const std::string text =
+        std::string(setting.line > 0 ? setting.line - 1 : 0, '\n') + setting.option + " = " + setting.value + "\n";
+    apply_toml(config, text, path);
   }
-  return text;
 }
 
 // A value as the tables show it: a string without its quotes, anything else as TOML writes it.
@@ -123,8 +124,10 @@ std::string path_option(const toml::table* section, const std::string& section_n
   throw_grid_error(path, section->source().begin.line, "[" + section_name + "] " + key + " is missing.");
 }
 
-// The runs of the cartesian product, in order (the last axis varies fastest), each with its configuration.
-std::vector<AblationRun> expand(const AblationGrid& grid) {
+// The runs of the cartesian product, in order (the last axis varies fastest), each with its configuration; `note`:
+// resolve_dataset's notes in the log (once per run of the grid, not again for its check).
+std::vector<AblationRun> expand(const AblationGrid& grid, bool note = true) {
+  std::set<std::string> folder_golds;
   std::size_t count = 1;
   for (const auto& axis : grid.axes) count *= axis.values.size();
   std::vector<AblationRun> runs(count);
@@ -141,11 +144,20 @@ std::vector<AblationRun> expand(const AblationGrid& grid) {
       settings.insert(settings.begin(), axis.values[choice].begin(), axis.values[choice].end());
       run.labels.insert(run.labels.begin(), axis.labels[choice]);
     }
-    apply_toml(run.config, configuration_snippet(settings, grid.path), grid.path);
+    apply_settings(run.config, settings, grid.path);
     // A dataset folder fills the inputs not given, as for `align --data-dir`; its gold scores the run when the
     // grid names none.
-    run.gold = resolve_dataset(run.config);
-    if (!grid.gold.empty()) run.gold = grid.gold;
+    const std::string folder_gold = resolve_dataset(run.config, note);
+    if (!folder_gold.empty()) folder_golds.insert(folder_gold);
+    run.gold = grid.gold.empty() ? folder_gold : grid.gold;
+  }
+  // One [dataset] gold over runs of several folders would score some of them against another dataset's gold.
+  if (!grid.gold.empty() && folder_golds.size() > 1) {
+    throw_grid_error(
+        grid.path, 0,
+        "[dataset] gold would score every run, but the runs' data_dir folders hold golds of their own (" +
+            *folder_golds.begin() + ", " + *std::next(folder_golds.begin()) +
+            "): leave [dataset] out to score each run against its folder's gold.");
   }
   return runs;
 }
@@ -254,12 +266,12 @@ AblationGrid read_grid(const std::string& path, const std::string& base_config) 
     std::vector<GridSetting> settings;
     for (const auto& leaf : leaves_of(*base, path))
       settings.push_back({leaf.name, toml_text(*leaf.node), leaf.line});
-    apply_toml(grid.base, configuration_snippet(settings, path), path);
+    apply_settings(grid.base, settings, path);
   }
   // Its keys override the grid's [base] (the inputs usually come from the grid, the change from the file).
   if (!base_config.empty()) load_config(base_config, grid.base);
-  if (section_of(table, "dataset") || grid.base.input.data_dir.empty())
-    grid.gold = path_option(section_of(table, "dataset"), "dataset", "gold", path);
+  // Without [dataset], each run is scored against its data_dir's gold (checked below).
+  if (section_of(table, "dataset")) grid.gold = path_option(section_of(table, "dataset"), "dataset", "gold", path);
   grid.output_dir = path_option(section_of(table, "output"), "output", "dir", path);
   if (const toml::table* axes = section_of(table, "grid")) {
     std::map<std::string, std::size_t> varied;  // option -> line of its axis
@@ -291,15 +303,19 @@ AblationGrid read_grid(const std::string& path, const std::string& base_config) 
           label = plain_label(value);
         }
         AlignConfig checked = grid.base;  // an unknown option or a bad value is reported before any run
-        apply_toml(checked, configuration_snippet(settings, path), path);
+        apply_settings(checked, settings, path);
         axis.values.push_back(std::move(settings));
         axis.labels.push_back(std::move(label));
       }
-      for (const auto& setting : axis.values.front()) {
-        if (!varied.emplace(setting.option, leaf.line).second) {
-          throw_grid_error(path, setting.line,
-                           "'" + setting.option + "' is varied twice (also on line " +
-                               std::to_string(varied[setting.option]) + "): vary it in one place.");
+      std::set<std::string> own;  // this axis's options, in any of its tables
+      for (const auto& settings : axis.values) {
+        for (const auto& setting : settings) {
+          if (!own.insert(setting.option).second) continue;
+          if (!varied.emplace(setting.option, leaf.line).second) {
+            throw_grid_error(path, setting.line,
+                             "'" + setting.option + "' is varied twice (also on line " +
+                                 std::to_string(varied[setting.option]) + "): vary it in one place.");
+          }
         }
       }
       grid.axes.push_back(std::move(axis));
@@ -307,7 +323,7 @@ AblationGrid read_grid(const std::string& path, const std::string& base_config) 
   }
   std::vector<std::string> options;
   for (const auto& axis : grid.axes) options.push_back(axis.option);
-  for (const auto& run : expand(grid)) {
+  for (const auto& run : expand(grid, /*note=*/false)) {
     try {
       run.config.validate();
       if (run.gold.empty()) throw_usage_error("No gold: give [dataset] gold, or a data_dir that holds one.");

@@ -510,11 +510,11 @@ void note_corpora_beside_lists(const InputOptions& input) {
 
 }  // namespace
 
-std::string resolve_dataset(AlignConfig& config) {
+std::string resolve_dataset(AlignConfig& config, bool note) {
   InputOptions& input = config.input;
   if (input.data_dir.empty()) {
     if (!input.pair.empty()) throw_usage_error("`pair` names the language pair of a `data_dir`: give both.");
-    note_corpora_beside_lists(input);
+    if (note) note_corpora_beside_lists(input);
     return {};
   }
   const auto dash = input.pair.find('-');

@@ -206,8 +206,23 @@ TEST_CASE("ablation: a grid over a dataset folder takes its inputs and its gold"
   named.input.tgt_terms = source_dir + "/data/sample/terms-fr.txt";
   CHECK(result.runs[0].evaluation.ap == direct_ap(named));
   // Without a folder, a grid still needs [dataset] gold.
-  std::ofstream(path) << "[base.input]\nsrc_vectors = \"x.vec\"\n[output]\ndir = \"out\"\n";
-  CHECK_THAT(error_of(path), Catch::Contains("[dataset] gold is missing"));
+  const std::string no_gold = write_grid("no-gold", "");
+  std::string text = read_file(no_gold);
+  text.erase(text.find("[dataset]"), text.find("[output]") - text.find("[dataset]"));
+  std::ofstream(no_gold) << text;
+  CHECK_THAT(error_of(no_gold), Catch::Contains("run 1 ((base configuration)): No gold: give [dataset] gold, or a "
+                                                "data_dir that holds one."));
+  // A [dataset] gold over runs of two folders would score one of them against the other's gold.
+  const std::string train = fresh_grid_path("two-folders");
+  fs::create_directories(fs::path(train).parent_path() / "other");
+  for (const char* name : {"terms-en.txt", "terms-fr.txt", "seed-en-fr.txt", "terms-en-fr.txt"})
+    fs::copy_file(source_dir + "/data/sample/" + name, fs::path(train).parent_path() / "other" / name);
+  std::ofstream(train) << sample_vector_lines() << "pair = \"en-fr\"\n[dataset]\ngold = \"" << source_dir
+                       << "/data/sample/terms-en-fr.txt\"\n[output]\ndir = \"out\"\n[grid]\n"
+                       << "\"input.data_dir\" = [\"" << source_dir << "/data/sample\", \"other\"]\n";
+  CHECK_THAT(error_of(train),
+             Catch::Contains("[dataset] gold would score every run, but the runs' data_dir folders "
+                             "hold golds of their own"));
 }
 
 TEST_CASE("ablation: bad grids are errors naming the grid file, line and option", "[ablate]") {
@@ -246,12 +261,15 @@ TEST_CASE("ablation: options varied together are one axis of the grid", "[ablate
                  "reweight = [{mapping.src_reweight = 0.5, mapping.tgt_reweight = 0.5},\n"
                  "            {mapping.src_reweight = 0.0, mapping.tgt_reweight = 1.0}]\n\"scoring.k\" = [3, 5]\n",
                  "reranker = \"none\"\n");
+  const CapturedLog log;
   const AblationGrid grid = read_grid(grid_path);
   REQUIRE(grid.axes.size() == 2);
   CHECK(grid.axes[0].option == "reweight");
   CHECK(grid.axes[0].labels == std::vector<std::string>{"0.5 / 0.5", "0.0 / 1.0"});
   const AblationResult result = run_ablation(grid, AblationOptions{});
   REQUIRE(result.runs.size() == 4);
+  // The sample's lists lie beside its corpora, which these runs leave out: one note per run, not two.
+  CHECK(log.lines_with("info", "lie beside the term lists").size() == 4);
   CHECK(result.options == std::vector<std::string>{"reweight", "scoring.k"});
   for (const auto& run : result.runs) {
     const bool second = run.number > 2;
@@ -279,6 +297,18 @@ TEST_CASE("ablation: options varied together are one axis of the grid", "[ablate
   CHECK(error_of(twice) == twice + ":16: 'scoring.k' is varied twice (also on line 15): vary it in one place.");
   const std::string unknown = write_grid("tied-unknown", "[grid]\nreweight = [{mapping.src_reweigh = 0.5}]\n");
   CHECK_THAT(error_of(unknown), Catch::Contains(":15: unknown key 'mapping.src_reweigh'"));
+  // An option of a later table only, varied by another axis too; a bad value after the first of its table (its
+  // line, not the next); labels in the order written, not the options' alphabetical order.
+  const std::string later = write_grid(
+      "tied-later",
+      "[grid]\n\"scoring.k\" = [3]\nboth = [{ranking.top_m = 3},\n  {ranking.top_m = 4, scoring.k = 5}]\n");
+  CHECK(error_of(later) == later + ":17: 'scoring.k' is varied twice (also on line 15): vary it in one place.");
+  const std::string line = write_grid(
+      "tied-line", "[grid]\nreweight = [\n  {mapping.src_reweight = 0.5, mapping.tgt_reweight = \"x\"},\n]\n");
+  CHECK(error_of(line) == line + ":16: 'mapping.tgt_reweight' must be a number.");
+  const AblationGrid ordered =
+      read_grid(write_grid("tied-order", "[grid]\npair = [{scoring.k = 5, orthography.weight = 0.2}]\n"));
+  CHECK(ordered.axes[0].labels == std::vector<std::string>{"5 / 0.2"});
 }
 
 TEST_CASE("ablation: ablate --base starts every run from a shipped configs/ablations file", "[ablate]") {

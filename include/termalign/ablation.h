@@ -31,6 +31,8 @@ struct GridAxis {
 //   [base]      options of `termalign align` over the defaults, as in a configuration file: nested tables
 //               ([base.input] src_vectors = "...") or dotted keys (input.src_vectors = "...")
 //   [dataset]   gold = "terms-en-fr.txt"             the gold pairs; the term lists are input.src/tgt_terms
+//               (without [dataset], each run's data_dir's gold; with it, runs of several data_dir folders are an
+//               error: one gold would score them all)
 //   [grid]      "scoring.k" = [3, 5, 10]              each option with an array of values to try, or options
 //               reweight = [{mapping.src_reweight = 0.5, mapping.tgt_reweight = 0.5}, ...]   varied together
 //   [output]    dir = "results/ablation"              where the tables, the best configuration and its curve go

@@ -131,8 +131,9 @@ struct AlignConfig {
 
 // With input.data_dir: the dataset's files for the empty inputs (terms, seed), checked to exist; needs input.pair
 // ("en-fr"). Returns the dataset's gold (terms-<l1>-<l2>.txt) when the folder has one, else "". Without data_dir,
-// notes in the log term lists named terms-<l>.txt whose folder holds corpora that the run does not use.
-std::string resolve_dataset(AlignConfig& config);
+// notes in the log (with `note`) term lists named terms-<l>.txt whose folder holds corpora that the run does not
+// use.
+std::string resolve_dataset(AlignConfig& config, bool note = true);
 
 // Reads a TOML file over `config` (keys absent from the file keep their value). An unknown key, a value of the
 // wrong type or an unknown enum name is a usage error naming the file and key.
