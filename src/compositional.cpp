@@ -36,6 +36,10 @@ struct SideWords {
   }
 };
 
+// A term's first words that the word-level evidence reads: terms have a few words, and a line of thousands (a
+// malformed list) would cost words x candidates of work for nothing.
+constexpr std::size_t kMaxEvidenceWords = 64;
+
 SideWords side_words(const TermList& list, const std::vector<std::uint32_t>& term_ids) {
   SideWords side;
   side.terms.resize(list.size());
@@ -43,7 +47,9 @@ SideWords side_words(const TermList& list, const std::vector<std::uint32_t>& ter
   for (const std::uint32_t term : term_ids) {
     if (seen[term]) continue;
     seen[term] = 1;
-    for (const std::string& word : split_words(to_lower(list.terms[term]))) {
+    std::vector<std::string> words = split_words(to_lower(list.terms[term]));
+    if (words.size() > kMaxEvidenceWords) words.resize(kMaxEvidenceWords);
+    for (const std::string& word : words) {
       const auto [found, added] = side.ids.try_emplace(word, static_cast<std::uint32_t>(side.words.size()));
       if (added) side.words.push_back(word);
       side.terms[term].push_back(found->second);
