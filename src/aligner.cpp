@@ -59,12 +59,6 @@ void Aligner::load() {
                           " but the source vectors have " + std::to_string(source_.dim()) +
                           "; both languages need vectors of the same dimension.");
   }
-  const auto list_share = [&](const TermList& list, const Embeddings& vectors) -> std::optional<double> {
-    if (list.path.empty()) return std::nullopt;
-    return closed_compound_share(list.terms, vectors, config_.composition.lowercase_fallback);
-  };
-  source_compound_share_ = list_share(source_terms, source_);
-  target_compound_share_ = list_share(target_terms, target_);
   loaded_ = true;
   loaded_for_ = key;
   has_mapping_ = false;
@@ -102,7 +96,6 @@ void Aligner::set_vectors(Embeddings source, Embeddings target) {
   given_ = true;
   loaded_ = true;
   has_mapping_ = false;
-  source_compound_share_ = target_compound_share_ = std::nullopt;
   load();
 }
 
@@ -155,6 +148,14 @@ void Aligner::set_mapping(Mapping mapping) {
   has_mapping_ = true;
 }
 
+const std::vector<std::string>* Aligner::configured_list(Side side) {
+  const std::string& path = side == Side::source ? config_.input.src_terms : config_.input.tgt_terms;
+  if (path.empty()) return nullptr;
+  ListTerms& kept = side == Side::source ? source_list_ : target_list_;
+  if (kept.path != path) kept = {path, read_term_list(path).terms};
+  return &kept.terms;
+}
+
 const Mapping& Aligner::mapping() const {
   if (!has_mapping_) throw_usage_error("No mapping yet: call fit_mapping or set_mapping first.");
   return mapping_;
@@ -168,9 +169,9 @@ ComposedTerms Aligner::compose(const std::vector<std::string>& terms, Side side)
   // Closed compounds split as a run of the configured list splits them (align's decision), else as `terms` ask.
   CompositionOptions options = config_.composition;
   if (options.split_closed_compounds) {
-    const std::optional<double>& list_share = source ? source_compound_share_ : target_compound_share_;
+    const std::vector<std::string>* list = configured_list(side);
     options.split_closed_compounds = splits_closed_compounds(
-        list_share ? *list_share : closed_compound_share(terms, vectors, options.lowercase_fallback), options);
+        closed_compound_share(list ? *list : terms, vectors, options.lowercase_fallback), options);
   }
   const TermComposer composer(vectors, source ? fitted.source : fitted.target, options);
   ComposedTerms composed = compose_terms(terms, composer, config_.scoring.threads);

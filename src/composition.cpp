@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <iterator>
+#include <numeric>
 #include <optional>
 #include <string_view>
 #include <unordered_set>
@@ -81,10 +82,20 @@ struct Reading {
 };
 
 // The search of closed_compound_rows: every head of at least kMinCompoundPart characters that the vectors know,
-// after every reading of the modifier; the most frequent reading wins (Reading::better_than).
+// after every reading of the modifier; the most frequent reading wins (Reading::better_than). A word reads at most
+// kMaxLookups words of the vectors (a German compound some tens; a word of which every substring is a word would
+// read thousands), keeping the best reading found within them.
 class CompoundSplitter {
  public:
+  static constexpr std::size_t kMaxLookups = 512;
+
   CompoundSplitter(const Embeddings& vectors, bool any_case) : vectors_(vectors), any_case_(any_case) {}
+
+  // The best reading of `word` (split at depth 1), within the lookup bound.
+  std::optional<Reading> read(std::string_view word) const {
+    lookups_ = 0;
+    return split(word, 1);
+  }
 
   // `word` as modifier then head, the modifier read up to `depth` more levels of compounds.
   std::optional<Reading> split(std::string_view word, int depth) const {
@@ -109,6 +120,7 @@ class CompoundSplitter {
   }
 
   std::optional<std::size_t> lookup(std::string_view word) const {
+    if (++lookups_ > kMaxLookups) return std::nullopt;
     const std::string text(word);
     return any_case_ ? vectors_.row_any_case(text) : vectors_.row(text);
   }
@@ -144,6 +156,7 @@ class CompoundSplitter {
 
   const Embeddings& vectors_;
   bool any_case_;
+  mutable std::size_t lookups_ = 0;  // by the current read
 };
 
 }  // namespace
@@ -151,7 +164,7 @@ class CompoundSplitter {
 bool closed_compound_rows(const Embeddings& vectors, const std::string& word, bool any_case,
                           std::vector<std::size_t>& rows) {
   rows.clear();
-  auto reading = CompoundSplitter(vectors, any_case).split(word, 1);
+  auto reading = CompoundSplitter(vectors, any_case).read(word);
   if (reading) rows = std::move(reading->rows);
   return reading.has_value();
 }
@@ -159,15 +172,21 @@ bool closed_compound_rows(const Embeddings& vectors, const std::string& word, bo
 double closed_compound_share(const std::vector<std::string>& terms, const Embeddings& vectors, bool any_case) {
   const CompoundSplitter splitter(vectors, any_case);
   std::size_t words = 0, compounds = 0;
-  // At most kShareSample terms, spread evenly over the list: a share to compare with a threshold of a few percent,
-  // in milliseconds for lists of hundreds of thousands of terms.
+  // At most kShareSample terms: a share to compare with a threshold of a few percent, in milliseconds for lists of
+  // hundreds of thousands of terms. Distinct terms spread over the list by a stride coprime with its length near
+  // n / golden ratio, so that no period of the list (terms alternating two kinds) lines up with the sample.
   constexpr std::size_t kShareSample = 10000;
-  const std::size_t count = std::min(terms.size(), kShareSample);
+  const std::size_t n = terms.size(), count = std::min(n, kShareSample);
+  std::size_t stride = 1;
+  if (count < n) {
+    stride = std::max<std::size_t>(1, static_cast<std::size_t>(0.6180339887 * static_cast<double>(n)));
+    while (std::gcd(stride, n) != 1) ++stride;
+  }
   for (std::size_t i = 0; i < count; ++i) {
-    for (const auto& word : split_words(terms[i * terms.size() / count])) {
+    for (const auto& word : split_words(terms[(i * stride) % n])) {
       ++words;
       if (any_case ? vectors.row_any_case(word) : vectors.row(word)) continue;
-      compounds += splitter.split(word, 1).has_value();
+      compounds += splitter.read(word).has_value();
     }
   }
   return words ? static_cast<double>(compounds) / static_cast<double>(words) : 0.0;

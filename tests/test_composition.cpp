@@ -302,6 +302,37 @@ TEST_CASE("Closed compounds are split in a compounding list", "[composition]") {
   CHECK_FALSE(closed_compounds_for("de", german, embeddings, options).split_closed_compounds);
 }
 
+TEST_CASE("closed_compound_share samples long lists without lining up with their period", "[composition]") {
+  // 20,000 terms alternating a word the vectors lack and a compound of two known words: half the words are
+  // compounds; a sample of every other term would see none or all of them.
+  const Embeddings embeddings = embeddings_of({"datei", "format"});
+  std::vector<std::string> terms;
+  for (int i = 0; i < 10000; ++i) {
+    terms.push_back("zzzzzz");
+    terms.push_back("dateiformat");
+  }
+  CHECK(closed_compound_share(terms, embeddings, true) == Approx(0.5).margin(0.02));
+  terms.resize(2000);  // short lists are read whole
+  CHECK(closed_compound_share(terms, embeddings, true) == 0.5);
+}
+
+TEST_CASE("closed_compound_rows finds a reading within its lookup bound when every substring is a word",
+          "[composition]") {
+  std::mt19937 random(3);
+  std::string word(64, 'a');
+  for (char& c : word) c = static_cast<char>('a' + random() % 26);
+  std::vector<std::string> substrings;
+  std::unordered_set<std::string> seen;
+  for (std::size_t begin = 0; begin < word.size(); ++begin) {
+    for (std::size_t length = 4; begin + length <= word.size() && length < word.size(); ++length) {
+      if (seen.insert(word.substr(begin, length)).second) substrings.push_back(word.substr(begin, length));
+    }
+  }
+  const auto parts = parts_of(embeddings_of(substrings), word);
+  REQUIRE(parts.size() >= 2);
+  CHECK(spell(parts, word));
+}
+
 TEST_CASE("The share of known terms counts closed compounds where they are composed", "[composition]") {
   const Embeddings embeddings = embeddings_of({"Datei", "Format", "Name"});
   TermList list;

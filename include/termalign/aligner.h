@@ -4,7 +4,6 @@
 
 #include <cstddef>
 #include <cstdint>
-#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -78,9 +77,14 @@ class Aligner {
   Embeddings normalised_source_, normalised_target_;
   Mapping mapping_;
   bool has_mapping_ = false;
-  // The share of closed compounds (closed_compound_share) in config().input's term lists, when it names them: what
-  // decides their splitting in compose, as in align().
-  std::optional<double> source_compound_share_, target_compound_share_;
+  // config().input's term list of a side, read once per path (null when it names none): its closed compounds
+  // decide the splitting in compose, as in align().
+  const std::vector<std::string>* configured_list(Side side);
+  struct ListTerms {
+    std::string path;
+    std::vector<std::string> terms;
+  };
+  ListTerms source_list_, target_list_;
 };
 
 }  // namespace termalign

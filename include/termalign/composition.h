@@ -26,7 +26,7 @@ std::vector<std::string> split_words(const std::string& term);
 bool closed_compound_rows(const Embeddings& vectors, const std::string& word, bool any_case,
                           std::vector<std::size_t>& rows);
 // The share of the white-space separated words of `terms` that `vectors` know only as closed compounds (over at
-// most 10,000 terms spread evenly over the list).
+// most 10,000 distinct terms spread over the list, by a stride that no period of the list lines up with).
 double closed_compound_share(const std::vector<std::string>& terms, const Embeddings& vectors, bool any_case);
 // Whether a list of which `share` of the words are closed compounds splits them: split_closed_compounds, and at
 // least closed_compound_share (and some) of its words such compounds.

@@ -225,6 +225,13 @@ def test_aligner_composes_closed_compounds_as_align_does_for_its_list():
     aligner.set_options(closed_compound_share=0)
     alone, _ = aligner.compose(["styleremplissage"], "target")
     assert alone.shape[0] == 1
+    # Vectors given in memory: the configured list still decides.
+    (source_words, S), (target_words, T) = termalign.Aligner(config=CONFIG).load_vectors()
+    given = termalign.Aligner(config=CONFIG)
+    given.set_vectors(source_words, S, target_words, T)
+    given.fit_mapping()
+    alone, _ = given.compose(["styleremplissage"], "target")
+    assert alone.shape[0] == 0
 
 
 def test_aligner_keeps_its_vectors(caplog):
