@@ -3,13 +3,13 @@
 #include <algorithm>
 #include <cmath>
 #include <iterator>
-#include <numeric>
 #include <optional>
 #include <string_view>
 #include <unordered_set>
 
 #include "detail/compose_alongside.h"
 #include "detail/huge_pages.h"
+#include "detail/spread_sample.h"
 #include "termalign/io.h"
 #include "termalign/logging.h"
 #include "termalign/parallel.h"
@@ -173,15 +173,10 @@ double closed_compound_share(const std::vector<std::string>& terms, const Embedd
   const CompoundSplitter splitter(vectors, any_case);
   std::size_t words = 0, compounds = 0;
   // At most kShareSample terms: a share to compare with a threshold of a few percent, in milliseconds for lists of
-  // hundreds of thousands of terms. Distinct terms spread over the list by a stride coprime with its length near
-  // n / golden ratio, so that no period of the list (terms alternating two kinds) lines up with the sample.
+  // hundreds of thousands of terms, spread so that no period of the list lines up with the sample.
   constexpr std::size_t kShareSample = 10000;
   const std::size_t n = terms.size(), count = std::min(n, kShareSample);
-  std::size_t stride = 1;
-  if (count < n) {
-    stride = std::max<std::size_t>(1, static_cast<std::size_t>(0.6180339887 * static_cast<double>(n)));
-    while (std::gcd(stride, n) != 1) ++stride;
-  }
+  const std::size_t stride = detail::spread_stride(n, count);
   for (std::size_t i = 0; i < count; ++i) {
     for (const auto& word : split_words(terms[(i * stride) % n])) {
       ++words;

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <unordered_set>
 
+#include "detail/spread_sample.h"
 #include "termalign/composition.h"
 #include "termalign/error.h"
 #include "termalign/io.h"
@@ -125,8 +126,9 @@ double known_term_share(const TermList& terms, const Embeddings& vectors, std::s
     return known_word(vectors, word) ||
            (closed_compounds && closed_compound_rows(vectors, word, /*any_case=*/true, rows));
   };
+  const std::size_t stride = detail::spread_stride(terms.size(), count);
   for (std::size_t i = 0; i < count; ++i) {
-    const std::vector<std::string> words = split_words(terms.terms[i * terms.size() / count]);
+    const std::vector<std::string> words = split_words(terms.terms[(i * stride) % terms.size()]);
     known += std::all_of(words.begin(), words.end(), known_or_compound);
   }
   return static_cast<double>(known) / static_cast<double>(count);

@@ -340,3 +340,11 @@ TEST_CASE("The share of known terms counts closed compounds where they are compo
   CHECK(known_term_share(list, embeddings, kKnownShareSample, /*closed_compounds=*/true) == Approx(0.75));
   CHECK(known_term_share(list, embeddings) == Approx(0.25));
 }
+
+TEST_CASE("The share of known terms is sampled without lining up with the list's period", "[composition]") {
+  // 10,000 terms, a known word then four unknown ones, 2,000 sampled: every 5th term would see only the known.
+  const Embeddings embeddings = embeddings_of({"name"});
+  TermList list;
+  for (int i = 0; i < 2000; ++i) list.terms.insert(list.terms.end(), {"name", "zzzz", "yyyy", "xxxx", "wwww"});
+  CHECK(known_term_share(list, embeddings) == Approx(0.2).margin(0.03));
+}

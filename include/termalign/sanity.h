@@ -41,8 +41,9 @@ void warn_if_low_seed_coverage(const std::string& seed_path, std::size_t usable,
                                const std::string& source_vectors, const std::string& target_vectors);
 
 // Share of a list's terms whose every word is a word of `vectors` (as written or lower-cased), over at most
-// `sample` terms spread evenly over the list (subword vectors do not count: they compose any string; with
-// `closed_compounds`, as for a list whose closed compounds are split, a closed compound of known words counts).
+// `sample` distinct terms spread over the list so that no period of it lines up with them. Subword vectors do not
+// count (they compose any string); with `closed_compounds`, as for a list whose closed compounds are split, a
+// closed compound of known words counts.
 constexpr std::size_t kKnownShareSample = 2000;  // terms read by known_term_share, spread over the list
 double known_term_share(const TermList& terms, const Embeddings& vectors, std::size_t sample = kKnownShareSample,
                         bool closed_compounds = false);
