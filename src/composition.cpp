@@ -63,14 +63,16 @@ struct Reading {
   std::vector<std::size_t> rows;
   double log_ranks = 0;
 
+  // A word read as itself.
+  static Reading of(std::size_t row) {
+    Reading reading;
+    reading.add(row);
+    return reading;
+  }
   double mean() const { return log_ranks / static_cast<double>(rows.size()); }
   void add(std::size_t row) {
     rows.push_back(row);
     log_ranks += std::log(static_cast<double>(row) + 2);
-  }
-  void add(const Reading& other) {
-    rows.insert(rows.end(), other.rows.begin(), other.rows.end());
-    log_ranks += other.log_ranks;
   }
   // Koehn and Knight's rule (2003): the parts of the highest geometric mean of frequency, so the lowest mean log
   // rank (`wirtschaft|s|teil`, not `wirtschaft|steil`); at equal means fewer parts.
@@ -132,9 +134,7 @@ class CompoundSplitter {
   template <typename Use>
   void for_each_modifier(std::string_view word, int depth, Use&& use) const {
     if (const auto row = lookup(word)) {
-      Reading reading;
-      reading.add(*row);
-      use(reading);
+      use(Reading::of(*row));
       return;
     }
     if (depth > 0) {
@@ -145,9 +145,7 @@ class CompoundSplitter {
       const std::string_view stem = word.substr(0, word.size() - link.size());
       if (characters(stem) < kMinCompoundPart) continue;
       if (const auto row = lookup(stem)) {
-        Reading reading;
-        reading.add(*row);
-        use(reading);
+        use(Reading::of(*row));
       } else if (depth > 0) {
         if (const auto compound = split(stem, depth - 1)) use(*compound);
       }
