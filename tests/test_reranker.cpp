@@ -172,6 +172,11 @@ TEST_CASE("the bundled models are built in and read their features", "[reranker]
     bool corpus_feature = false;
     for (const std::string& name : model.features) corpus_feature |= feature_group(name).rfind("corpus", 0) == 0;
     CHECK(corpus_feature == with_corpora);
+    // Both stages' trees keep their feature names, so that load_reranker checks the `features` line by name.
+    for (const Reranker* stage : {&model, model.first_stage.get()}) {
+      REQUIRE(stage != nullptr);
+      CHECK(inspect_boosted_trees(stage->booster).names == stage->features);
+    }
   }
 }
 
