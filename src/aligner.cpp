@@ -148,12 +148,14 @@ void Aligner::set_mapping(Mapping mapping) {
   has_mapping_ = true;
 }
 
-const std::vector<std::string>* Aligner::configured_list(Side side) {
-  const std::string& path = side == Side::source ? config_.input.src_terms : config_.input.tgt_terms;
-  if (path.empty()) return nullptr;
-  ListTerms& kept = side == Side::source ? source_list_ : target_list_;
+CompositionOptions Aligner::composition_for(const std::vector<std::string>& terms, Side side) {
+  const bool source = side == Side::source;
+  const Embeddings& vectors = source ? normalised_source_ : normalised_target_;
+  const std::string& path = source ? config_.input.src_terms : config_.input.tgt_terms;
+  if (path.empty()) return closed_compounds_for("the terms given", terms, vectors, config_.composition);
+  ListTerms& kept = source ? source_list_ : target_list_;
   if (kept.path != path) kept = {path, read_term_list(path).terms};
-  return &kept.terms;
+  return closed_compounds_for(path, kept.terms, vectors, config_.composition);
 }
 
 const Mapping& Aligner::mapping() const {
@@ -166,14 +168,7 @@ ComposedTerms Aligner::compose(const std::vector<std::string>& terms, Side side)
   const Mapping& fitted = mapping();
   const bool source = side == Side::source;
   const Embeddings& vectors = source ? normalised_source_ : normalised_target_;
-  // Closed compounds split as a run of the configured list splits them (align's decision), else as `terms` ask.
-  CompositionOptions options = config_.composition;
-  if (options.split_closed_compounds) {
-    const std::vector<std::string>* list = configured_list(side);
-    options.split_closed_compounds = splits_closed_compounds(
-        closed_compound_share(list ? *list : terms, vectors, options.lowercase_fallback), options);
-  }
-  const TermComposer composer(vectors, source ? fitted.source : fitted.target, options);
+  const TermComposer composer(vectors, source ? fitted.source : fitted.target, composition_for(terms, side));
   ComposedTerms composed = compose_terms(terms, composer, config_.scoring.threads);
   transform_rows(composed.vectors, source ? fitted.source_transform : fitted.target_transform,
                  config_.scoring.threads);

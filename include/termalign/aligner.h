@@ -77,9 +77,9 @@ class Aligner {
   Embeddings normalised_source_, normalised_target_;
   Mapping mapping_;
   bool has_mapping_ = false;
-  // config().input's term list of a side, read once per path (null when it names none): its closed compounds
-  // decide the splitting in compose, as in align().
-  const std::vector<std::string>* configured_list(Side side);
+  // The composition options of compose for `terms` of a side: closed compounds split as in align(), decided on
+  // config().input's term list of that side (read once per path) or, without one, on `terms`.
+  CompositionOptions composition_for(const std::vector<std::string>& terms, Side side);
   struct ListTerms {
     std::string path;
     std::vector<std::string> terms;
