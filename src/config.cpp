@@ -486,6 +486,12 @@ std::string option_text(const AlignConfig& config, const std::string& name) {
 
 namespace {
 
+// The files of a BUCC dataset folder for languages l, l1-l2 (the organisers' names).
+std::string terms_file(const std::string& l) { return "terms-" + l + ".txt"; }
+std::string corpus_file(const std::string& l) { return "corpus-" + l + ".txt"; }
+std::string seed_file(const std::string& l1, const std::string& l2) { return "seed-" + l1 + "-" + l2 + ".txt"; }
+std::string gold_file(const std::string& l1, const std::string& l2) { return "terms-" + l1 + "-" + l2 + ".txt"; }
+
 // Term lists named as in a BUCC folder (terms-<l>.txt) with that folder's corpora beside them, given without
 // them: the run leaves out the corpus evidence, most likely by oversight (a note, not a warning: runs without
 // corpora are legitimate ablations).
@@ -494,9 +500,11 @@ void note_corpora_beside_lists(const InputOptions& input) {
   const auto corpus_beside = [](const std::string& terms) {
     const std::filesystem::path path(terms);
     const std::string name = path.filename().string();
-    if (name.size() <= 10 || name.compare(0, 6, "terms-") != 0 || name.compare(name.size() - 4, 4, ".txt") != 0)
-      return std::filesystem::path();
-    const std::filesystem::path corpus = path.parent_path() / ("corpus-" + name.substr(6));
+    const std::size_t dash = name.find('-'), dot = name.rfind('.');
+    if (dash == std::string::npos || dot == std::string::npos || dot <= dash + 1) return std::filesystem::path();
+    const std::string language = name.substr(dash + 1, dot - dash - 1);
+    if (name != terms_file(language)) return std::filesystem::path();
+    const std::filesystem::path corpus = path.parent_path() / corpus_file(language);
     std::error_code error;
     return std::filesystem::is_regular_file(corpus, error) ? corpus : std::filesystem::path();
   };
@@ -530,26 +538,30 @@ std::string resolve_dataset(AlignConfig& config, bool note) {
     if (!field.empty()) return;
     const std::filesystem::path file = dir / name;
     if (!std::filesystem::exists(file)) {
-      throw_input_error(input.data_dir, 0,
-                        "the dataset folder has no " + name + " (a BUCC dataset holds terms-" + l1 +
-                            ".txt, terms-" + l2 + ".txt and seed-" + l1 + "-" + l2 +
-                            ".txt); give that input with its own option.");
+      std::string cause = " (a BUCC dataset holds " + terms_file(l1) + ", " + terms_file(l2) + " and " +
+                          seed_file(l1, l2) + "); give that input with its own option.";
+      // A folder of the other direction: its seed lexicon reads l2<TAB>l1, which a run l1-l2 cannot take.
+      if (std::filesystem::exists(dir / seed_file(l2, l1)) && !std::filesystem::exists(dir / seed_file(l1, l2))) {
+        cause = ": it is a dataset of the pair " + l2 + "-" + l1 + " (" + seed_file(l2, l1) + "). Give --pair " +
+                l2 + "-" + l1 + ", or for the direction " + l1 + "-" + l2 +
+                " a seed lexicon with the columns swapped (--seed).";
+      }
+      throw_input_error(input.data_dir, 0, "the dataset folder has no " + name + cause);
     }
     field = file.lexically_normal().string();
   };
-  take(input.src_terms, "terms-" + l1 + ".txt");
-  take(input.tgt_terms, "terms-" + l2 + ".txt");
-  if (config.output.mapping.empty()) take(input.seed, "seed-" + l1 + "-" + l2 + ".txt");
+  take(input.src_terms, terms_file(l1));
+  take(input.tgt_terms, terms_file(l2));
+  if (config.output.mapping.empty()) take(input.seed, seed_file(l1, l2));
   // The corpora: both or neither (a dataset with one of them is used without; a corpus given by its own option
   // keeps the pair as given, and validate() asks for the other).
-  const std::filesystem::path src_corpus = dir / ("corpus-" + l1 + ".txt"),
-                              tgt_corpus = dir / ("corpus-" + l2 + ".txt");
+  const std::filesystem::path src_corpus = dir / corpus_file(l1), tgt_corpus = dir / corpus_file(l2);
   if (input.dataset_corpora && input.src_corpus.empty() && input.tgt_corpus.empty() &&
       std::filesystem::exists(src_corpus) && std::filesystem::exists(tgt_corpus)) {
     input.src_corpus = src_corpus.lexically_normal().string();
     input.tgt_corpus = tgt_corpus.lexically_normal().string();
   }
-  const std::filesystem::path gold = dir / ("terms-" + l1 + "-" + l2 + ".txt");
+  const std::filesystem::path gold = dir / gold_file(l1, l2);
   return std::filesystem::exists(gold) ? gold.lexically_normal().string() : std::string();
 }
 

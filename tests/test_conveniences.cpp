@@ -266,6 +266,11 @@ TEST_CASE("align --data-dir --pair reads the dataset's files and scores the run 
       run_cli("align " + vectors + " --data-dir '" + kSample + "' --pair en-de --out '" + dir + "/x.tsv'", true);
   CHECK(wrong_pair.exit_code == 3);
   CHECK_THAT(wrong_pair.output, Catch::Contains("the dataset folder has no terms-de.txt"));
+  // The other direction of the folder's pair: its seed lexicon cannot be read as fr<TAB>en, and the error says so.
+  const auto reversed =
+      run_cli("align " + vectors + " --data-dir '" + kSample + "' --pair fr-en --out '" + dir + "/x.tsv'", true);
+  CHECK(reversed.exit_code == 3);
+  CHECK_THAT(reversed.output, Catch::Contains("has no seed-fr-en.txt: it is a dataset of the pair en-fr"));
   const auto no_pair =
       run_cli("align " + vectors + " --data-dir '" + kSample + "' --out '" + dir + "/x.tsv'", true);
   CHECK(no_pair.exit_code == 2);
