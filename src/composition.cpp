@@ -46,6 +46,11 @@ std::vector<std::string> split_compound(const std::string& token) {
 }
 
 constexpr std::size_t kMinCompoundPart = 4;     // characters of a closed compound's head, and of its modifier
+// A word with no reading in such parts may have parts of 3 characters (datei|typ, web|seite, zip|code), none of
+// them among the vectors' kFrequentRows first rows: those are function words, which would split words at their
+// prefixes and endings (`aus|wahl`, `ändern|den`).
+constexpr std::size_t kMinShortPart = 3;
+constexpr std::size_t kFrequentRows = 150;
 constexpr std::size_t kMaxCompoundLength = 64;  // characters: longer tokens are not searched for parts
 // Linking elements between a modifier and its head (`arbeit-s-blatt`, `seite-n-zahl`, `tag-es-zeit`).
 constexpr std::string_view kLinkingElements[] = {"s", "es", "n", "en"};
@@ -84,9 +89,10 @@ struct Reading {
 };
 
 // The search of closed_compound_rows: every head of at least kMinCompoundPart characters that the vectors know,
-// after every reading of the modifier; the most frequent reading wins (Reading::better_than). A word reads at most
-// kMaxLookups words of the vectors (a German compound some tens; a word of which every substring is a word would
-// read thousands), keeping the best reading found within them.
+// after every reading of the modifier; the most frequent reading wins (Reading::better_than). Only a word without
+// such a reading is searched again with parts of kMinShortPart characters. A word reads at most kMaxLookups words
+// of the vectors per search (a German compound some tens; a word of which every substring is a word would read
+// thousands), keeping the best reading found within them.
 class CompoundSplitter {
  public:
   static constexpr std::size_t kMaxLookups = 512;
@@ -95,20 +101,24 @@ class CompoundSplitter {
 
   // The best reading of `word` (split at depth 1), within the lookup bound.
   std::optional<Reading> read(std::string_view word) const {
-    lookups_ = 0;
-    return split(word, 1);
+    for (const std::size_t min_part : {kMinCompoundPart, kMinShortPart}) {
+      lookups_ = 0;
+      min_part_ = min_part;
+      if (auto reading = split(word, 1)) return reading;
+    }
+    return std::nullopt;
   }
 
   // `word` as modifier then head, the modifier read up to `depth` more levels of compounds.
   std::optional<Reading> split(std::string_view word, int depth) const {
     const std::size_t total = characters(word);
-    if (total < 2 * kMinCompoundPart || total > kMaxCompoundLength) return std::nullopt;
+    if (total < 2 * min_part_ || total > kMaxCompoundLength) return std::nullopt;
     std::optional<Reading> best;
     std::size_t before = 0;  // characters before byte i
     for (std::size_t i = 0; i < word.size(); ++i) {
       if (utf8_continuation(word[i])) continue;
-      if (before >= kMinCompoundPart && total - before >= kMinCompoundPart) {
-        if (const auto head = lookup(word.substr(i))) {
+      if (before >= min_part_ && total - before >= min_part_) {
+        if (const auto head = part(word.substr(i))) {
           for_each_modifier(word.substr(0, i), depth, [&](const Reading& modifier) {
             Reading reading = modifier;
             reading.add(*head);
@@ -127,13 +137,20 @@ class CompoundSplitter {
     return any_case_ ? vectors_.row_any_case(text) : vectors_.row(text);
   }
 
+  // A known word that may be a part: a short one (under kMinCompoundPart characters) not among the most frequent.
+  std::optional<std::size_t> part(std::string_view word) const {
+    const auto row = lookup(word);
+    if (row && *row < kFrequentRows && characters(word) < kMinCompoundPart) return std::nullopt;
+    return row;
+  }
+
  private:
   // Calls `use` with each reading of `word` as a modifier: the known word itself; else each known word before a
   // linking element, and (depth > 0) the best reading as a compound of its own, with or without one. A modifier
   // known as written is not read otherwise (`autres`, not `autre` + s).
   template <typename Use>
   void for_each_modifier(std::string_view word, int depth, Use&& use) const {
-    if (const auto row = lookup(word)) {
+    if (const auto row = part(word)) {
       use(Reading::of(*row));
       return;
     }
@@ -143,8 +160,8 @@ class CompoundSplitter {
     for (const std::string_view link : kLinkingElements) {
       if (word.size() <= link.size() || word.substr(word.size() - link.size()) != link) continue;
       const std::string_view stem = word.substr(0, word.size() - link.size());
-      if (characters(stem) < kMinCompoundPart) continue;
-      if (const auto row = lookup(stem)) {
+      if (characters(stem) < min_part_) continue;
+      if (const auto row = part(stem)) {
         use(Reading::of(*row));
       } else if (depth > 0) {
         if (const auto compound = split(stem, depth - 1)) use(*compound);
@@ -154,7 +171,8 @@ class CompoundSplitter {
 
   const Embeddings& vectors_;
   bool any_case_;
-  mutable std::size_t lookups_ = 0;  // by the current read
+  mutable std::size_t lookups_ = 0;                  // by the current search
+  mutable std::size_t min_part_ = kMinCompoundPart;  // characters of a part in the current search
 };
 
 }  // namespace

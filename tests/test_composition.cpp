@@ -214,9 +214,9 @@ TEST_CASE("closed_compound_rows reads a closed compound as known words", "[compo
   CHECK(parts_of(embeddings, "schriftgröße") == Parts{"schrift", "größe"});
   // Three parts: the modifier is itself a compound (with linking elements at both joints).
   CHECK(parts_of(embeddings, "tabellenkalkulationsdokument") == Parts{"Tabelle", "Kalkulation", "Dokument"});
-  SECTION("parts of at least 4 characters, known in the case asked for, in words of at most 64 characters") {
-    CHECK(parts_of(embeddings, "tableau").empty());    // tab + leau: a modifier of 3 characters
-    CHECK(parts_of(embeddings, "übeformat").empty());  // 3 characters in 4 bytes
+  SECTION("parts known in the case asked for, in words of at most 64 characters; short ones not frequent") {
+    CHECK(parts_of(embeddings, "tableau").empty());    // tab + leau: 3 characters, among the 150 first rows
+    CHECK(parts_of(embeddings, "übeformat").empty());  // 3 characters in 4 bytes, as frequent
     CHECK(parts_of(embeddings, "dateiformat", /*any_case=*/false).empty());
     CHECK(parts_of(embeddings, "dateiformatx").empty());  // no known head
     CHECK(parts_of(embeddings, "datei").empty());
@@ -224,6 +224,28 @@ TEST_CASE("closed_compound_rows reads a closed compound as known words", "[compo
     CHECK(parts_of(long_words, std::string(58, 'a') + "format").size() == 2);  // 64 characters
     CHECK(parts_of(long_words, std::string(59, 'a') + "format").empty());
   }
+}
+
+TEST_CASE("closed_compound_rows reads parts of 3 characters where longer ones read nothing", "[composition]") {
+  // The vectors' first 150 rows are their most frequent words (function words in real vectors: `aus`, `den`).
+  std::vector<std::string> words = {"aus", "den"};
+  while (words.size() < 150) words.push_back("frequent" + std::to_string(words.size()));
+  for (const char* word : {"datei", "typ", "web", "seite", "richtung", "ausrichtung", "befehle", "ändern", "wahl",
+                           "block", "zip", "code", "de"})
+    words.push_back(word);
+  const Embeddings embeddings = embeddings_of(words);
+  using Parts = std::vector<std::string>;
+  CHECK(parts_of(embeddings, "dateityp") == Parts{"datei", "typ"});  // a short head
+  CHECK(parts_of(embeddings, "webseite") == Parts{"web", "seite"});  // a short modifier
+  CHECK(parts_of(embeddings, "zipcode") == Parts{"zip", "code"});    // 7 characters
+  // A reading in longer parts is kept: not aus + richtung + befehle, though `aus` would be the most frequent part.
+  CHECK(parts_of(embeddings, "ausrichtungsbefehle") == Parts{"ausrichtung", "befehle"});
+  // The most frequent words are no parts: an ending (ändern + den), a prefix (block + aus + wahl).
+  CHECK(parts_of(embeddings, "ändernden").empty());
+  CHECK(parts_of(embeddings, "blockauswahl").empty());
+  // A linking element after a short modifier; no part of 2 characters, however rare.
+  CHECK(parts_of(embeddings, "webscode") == Parts{"web", "code"});
+  CHECK(parts_of(embeddings, "dedatei").empty());
 }
 
 TEST_CASE("closed_compound_rows reads a compound as its most frequent parts", "[composition]") {

@@ -21,8 +21,10 @@ std::vector<std::string> split_words(const std::string& term);
 // least 4 characters that `vectors` know after a modifier of at least 4 that they know as it is, else without a
 // linking s, es, n or en (`arbeits`), or as such a compound of its own (three parts at most). Of the
 // readings, the one of the most frequent parts by Koehn and Knight's rule (the lowest mean log of their rows,
-// which a vector file lists most frequent first: `wirtschaft|s|teil`, not `wirtschaft|steil`). `any_case` looks
-// the parts up with row_any_case. Words of 8 to 64 characters; false (rows empty) when there is no reading.
+// which a vector file lists most frequent first: `wirtschaft|s|teil`, not `wirtschaft|steil`). A word with no
+// such reading may have parts of 3 characters that are not among the 150 first rows, the function words
+// (`datei|typ`, `web|seite`; not `ändern|den`). `any_case` looks the parts up with row_any_case. Words of 6 to
+// 64 characters; false (rows empty) when there is no reading.
 bool closed_compound_rows(const Embeddings& vectors, const std::string& word, bool any_case,
                           std::vector<std::size_t>& rows);
 // The share of the white-space separated words of `terms` that `vectors` know only as closed compounds (over at
