@@ -372,14 +372,14 @@ bool may_be_compound(const std::string& word) {
   return false;
 }
 
-// Calls add(word) for every form composing the lists' terms may look up: each word and its lower-cased form
+// Calls add(word) for every form composing the lists' terms may look up: each word and its folded form (fold_case)
 // (computed only when it can differ: lists are mostly lower case), its compound pieces, and the joined token of a
 // multi-word term. A word comes as often as it occurs.
 template <typename Add>
 void for_each_lookup(std::initializer_list<const std::vector<std::string>*> lists, Add&& add) {
   const auto add_both_cases = [&](const std::string& word) {
     add(std::string(word));
-    if (may_change_when_lowered(word)) add(to_lower(word));
+    if (may_change_when_lowered(word)) add(fold_case(word));
   };
   for (const auto* list : lists) {
     for (const auto& term : *list) {

@@ -47,7 +47,7 @@ SideWords side_words(const TermList& list, const std::vector<std::uint32_t>& ter
   for (const std::uint32_t term : term_ids) {
     if (seen[term]) continue;
     seen[term] = 1;
-    std::vector<std::string> words = split_words(to_lower(list.terms[term]));
+    std::vector<std::string> words = split_words(fold_case(list.terms[term]));
     if (words.size() > kMaxEvidenceWords) words.resize(kMaxEvidenceWords);
     for (const std::string& word : words) {
       const auto [found, added] = side.ids.try_emplace(word, static_cast<std::uint32_t>(side.words.size()));

@@ -28,8 +28,9 @@ class TermMatcher {
  public:
   explicit TermMatcher(const std::vector<std::string>& terms) : nodes_(1) {
     for (std::size_t t = 0; t < terms.size(); ++t) {
-      // Lower-cased as the corpus lines are (count_occurrences): a term written with capitals is found too.
-      const std::vector<std::string> tokens = tokenize(to_lower(terms[t]));
+      // Folded as the corpus lines are (count_occurrences): a term written with capitals, or ё for е, is found
+      // too.
+      const std::vector<std::string> tokens = tokenize(fold_case(terms[t]));
       if (tokens.empty()) continue;
       std::uint32_t node = 0;
       for (const std::string& token : tokens) {
@@ -71,14 +72,14 @@ bool is_word_token(const std::string& token) {
   return c >= 0 && (U_GET_GC_MASK(c) & (U_GC_L_MASK | U_GC_N_MASK)) != 0;
 }
 
-// Lower case; ASCII lines (most of them) without ICU.
+// Folded (fold_case: lower case, ё as е); ASCII lines (most of them) without ICU.
 std::string lower_line(const std::string& line) {
   if (std::all_of(line.begin(), line.end(), [](char c) { return static_cast<unsigned char>(c) < 0x80; })) {
     std::string lowered = line;
     for (char& c : lowered) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
     return lowered;
   }
-  return to_lower(line);
+  return fold_case(line);
 }
 
 // What one thread has counted; its words by ids of its own.

@@ -64,7 +64,11 @@ std::optional<std::size_t> Embeddings::row_any_case(const std::string& word) con
   if (lowered != word) {
     if (auto found = row(lowered)) return found;
   }
-  const auto found = folded.find(lowered);
+  const std::string key = fold_case(word);
+  if (key != lowered) {
+    if (auto found = row(key)) return found;
+  }
+  const auto found = folded.find(key);
   if (found == folded.end()) return std::nullopt;
   return found->second;
 }
@@ -81,12 +85,12 @@ bool Embeddings::subword_vector(const std::string& word, RowVector& out) const {
 namespace {
 
 // Whether `word`'s row is kept: every row without restrict_words, else the wanted words, and with fold_case the
-// words whose lower-cased form is wanted.
+// words whose folded form (fold_case: lower case, ё as е) is wanted.
 bool wanted_word(const LoadOptions& options, std::string_view word) {
   if (!options.restrict_words) return true;
   const std::string text(word);
   if (options.wanted.count(text) > 0) return true;
-  return options.fold_case && may_change_when_lowered(word) && options.wanted.count(to_lower(word)) > 0;
+  return options.fold_case && may_change_when_lowered(word) && options.wanted.count(fold_case(word)) > 0;
 }
 
 using Clock = std::chrono::steady_clock;
@@ -466,9 +470,8 @@ Embeddings load_embeddings(const std::string& path, const LoadOptions& options) 
     for (std::size_t r = 0; r < embeddings.words.size(); ++r) {
       const std::string& word = embeddings.words[r];
       if (!may_change_when_lowered(word)) continue;
-      std::string lowered = to_lower(word);
-      if (lowered != word && embeddings.rows.count(lowered) == 0)
-        embeddings.folded.try_emplace(std::move(lowered), r);
+      std::string key = fold_case(word);
+      if (key != word && embeddings.rows.count(key) == 0) embeddings.folded.try_emplace(std::move(key), r);
     }
   }
   return embeddings;

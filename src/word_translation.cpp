@@ -77,7 +77,7 @@ std::vector<std::vector<std::uint32_t>> nearest_rows(const WordVectors& from, co
 std::unordered_map<std::string, std::vector<std::string>> seed_translations(const PairList& seed, bool reverse) {
   std::unordered_map<std::string, std::vector<std::string>> translations;
   for (const auto& [source, target] : seed.pairs) {
-    std::string from = to_lower(reverse ? target : source), to = to_lower(reverse ? source : target);
+    std::string from = fold_case(reverse ? target : source), to = fold_case(reverse ? source : target);
     auto& list = translations[from];
     if (std::find(list.begin(), list.end(), to) == list.end()) list.push_back(std::move(to));
   }

@@ -163,8 +163,8 @@ TEST_CASE("A multi-word term with a vector of its own (a joined token) uses it",
 }
 
 namespace {
-// Unit rows e0, e1, ... for `words` (dimension = their count), with the lower-cased forms of cased words folded
-// onto them as the loader's fold_case does.
+// Unit rows e0, e1, ... for `words` (dimension = their count), with the folded forms of words (fold_case) indexed
+// as the loader's LoadOptions::fold_case does.
 Embeddings embeddings_of(const std::vector<std::string>& words) {
   Embeddings embeddings;
   embeddings.words = words;
@@ -172,8 +172,8 @@ Embeddings embeddings_of(const std::vector<std::string>& words) {
       Matrix::Identity(static_cast<Eigen::Index>(words.size()), static_cast<Eigen::Index>(words.size()));
   for (std::size_t i = 0; i < words.size(); ++i) {
     embeddings.rows[words[i]] = i;
-    const std::string lowered = to_lower(words[i]);
-    if (lowered != words[i] && !embeddings.folded.count(lowered)) embeddings.folded[lowered] = i;
+    const std::string key = fold_case(words[i]);
+    if (key != words[i] && !embeddings.folded.count(key)) embeddings.folded[key] = i;
   }
   return embeddings;
 }

@@ -15,6 +15,7 @@
 #include "shared_data.h"
 #include "termalign/embeddings.h"
 #include "termalign/error.h"
+#include "termalign/io.h"
 #include "termalign/parallel.h"
 
 namespace {
@@ -209,6 +210,30 @@ TEST_CASE("fold_case keeps and finds the cased words of lower-cased wanted words
   CHECK(folded.row_any_case("écran") == std::optional<std::size_t>(4));   // non-ASCII capitals too
   CHECK_FALSE(folded.row_any_case("other").has_value());                  // not wanted: not kept
   CHECK_FALSE(folded.row_any_case("absent").has_value());
+}
+
+TEST_CASE("ё and е are one letter to the lookups, in either direction", "[embeddings]") {
+  CHECK(termalign::fold_case("ОТЧЁТ Ёлка") == "отчет елка");
+  CHECK(termalign::fold_case("Datei écran") == "datei écran");
+  // Vectors with `отчёт` and `расчет`, lists with `отчет` and `расчёт`: the wanted forms are the lists' words and
+  // their folded forms, as the composition's loads ask (run_load_options).
+  const std::string path =
+      embeddings_temporary("yo.vec", "5 2\nдругой 0 1\nотчёт 1 0\nрасчет 2 0\nЁлка 3 0\nещё 4 0\n");
+  LoadOptions options;
+  options.restrict_words = true;
+  options.fold_case = true;
+  for (const char* word : {"отчет", "расчёт", "ёлка"}) {
+    options.wanted.insert(word);
+    options.wanted.insert(termalign::fold_case(word));
+  }
+  const Embeddings vectors = termalign::load_embeddings(path, options);
+  CHECK(vectors.words == std::vector<std::string>{"отчёт", "расчет", "Ёлка"});
+  CHECK(vectors.row_any_case("отчет") == std::optional<std::size_t>(0));
+  CHECK(vectors.row_any_case("ОТЧЕТ") == std::optional<std::size_t>(0));
+  CHECK(vectors.row_any_case("расчёт") == std::optional<std::size_t>(1));
+  CHECK(vectors.row_any_case("ёлка") == std::optional<std::size_t>(2));
+  CHECK(vectors.row_any_case("елка") == std::optional<std::size_t>(2));
+  CHECK_FALSE(vectors.row("отчет").has_value());  // as written only
 }
 
 TEST_CASE("load_vec keeps only the wanted words and the most frequent rows", "[embeddings]") {

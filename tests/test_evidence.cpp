@@ -146,3 +146,16 @@ TEST_CASE("seed translations found as members of a closed compound count as part
   CHECK(evidence.seed_conflict[1] > 0.0f);  // `format` is a seed word, missing from `dateiname`
   CHECK(evidence.seed_conflict[2] > 0.0f);  // `file` is missing from `format`
 }
+
+TEST_CASE("seed translations match term words written with ё for е, and the other way", "[evidence]") {
+  // Russian texts may write е for ё: a seed lexicon with `отчет` and a term list with `отчёт` (or the reverse).
+  PairList seed;
+  seed.pairs = {{"report", "отчет"}, {"calculation", "Расчёт"}};
+  const CandidateEvidence evidence =
+      first_source_evidence({"report", "calculation"}, {"отчёт", "расчет", "другой"}, seed,
+                            term_list({"report calculation"}), term_list({"отчёт расчет", "отчёт другой"}));
+  CHECK(evidence.seed_share[0] == Approx(1.0));  // both words have their partner
+  CHECK(evidence.seed_conflict[0] == Approx(0.0));
+  CHECK(evidence.seed_share[1] > 0.0f);  // `report`/`отчёт` only
+  CHECK(evidence.seed_share[1] < evidence.seed_share[0]);
+}

@@ -25,15 +25,16 @@ struct Embeddings {
   std::unordered_map<std::string, std::size_t> rows;     // word -> row
   Matrix vectors;                                        // words.size() x dim, row-major
   std::shared_ptr<const SubwordModel> subwords;          // set when loaded from a .bin model
-  // Loaded with LoadOptions::fold_case: a lower-cased form -> the row of its first (most frequent) cased word,
-  // for the forms without a row of their own (`datei` -> `Datei` in cased German vectors).
+  // Loaded with LoadOptions::fold_case: a folded form (fold_case: lower case, ё as е) -> the row of its first
+  // (most frequent) word of that form, for the forms without a row of their own (`datei` -> `Datei` in cased
+  // German vectors, `отчет` -> `отчёт`).
   std::unordered_map<std::string, std::size_t> folded;
 
   std::size_t size() const { return words.size(); }
   int dim() const { return static_cast<int>(vectors.cols()); }
   std::optional<std::size_t> row(const std::string& word) const;
-  // The row of `word` as written, else of its lower-cased form, else of a cased word of that form (folded): lists
-  // and vectors need not agree on case, in either direction.
+  // The row of `word` as written, else of its lower-cased form, else of its folded form or a word of that form
+  // (folded): lists and vectors need not agree on case, nor on ё and е, in either direction.
   std::optional<std::size_t> row_any_case(const std::string& word) const;
   bool has_subwords() const { return subwords != nullptr; }
   // The vector fastText's getWordVector gives `word` (sum of its n-gram vectors over their count), raw (before
@@ -47,7 +48,7 @@ struct LoadOptions {
   bool restrict_words = false;
   std::unordered_set<std::string> wanted;
   std::size_t most_frequent = 0;
-  // Also keep a word whose lower-cased form is wanted, and index the cased words by that form
+  // Also keep a word whose folded form (fold_case) is wanted, and index the words by that form
   // (Embeddings::folded): lower-cased term lists over cased vectors.
   bool fold_case = false;
   int threads = 0;  // .vec parsing threads; 0 = all

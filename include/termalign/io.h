@@ -20,7 +20,11 @@ bool strip_utf8_bom(std::string_view& text);
 // Unicode lower-casing of valid UTF-8, code point by code point (ICU's simple case mapping).
 std::string to_lower(std::string_view text);
 // Whether to_lower could change `text`: it holds an ASCII capital or a non-ASCII byte (a quick test before it).
+// fold_case changes only such texts too.
 bool may_change_when_lowered(std::string_view text);
+// The form under which words are matched across the inputs (vectors, term lists, seed lexicon, corpora): lower
+// case (to_lower), and the Russian letter ё as е, which Russian texts may write for it (отчёт, отчет).
+std::string fold_case(std::string_view text);
 
 // Strips ASCII white space (space, tab, CR, LF, VT, FF) at both ends.
 std::string_view trim(std::string_view text);
