@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <cstdio>
 #include <functional>
+#include <limits>
 #include <numeric>
 #include <optional>
 #include <sstream>
@@ -14,6 +15,7 @@
 #include <unordered_map>
 #include <utility>
 
+#include "detail/refinement_check.h"
 #include "termalign/error.h"
 #include "termalign/io.h"
 #include "termalign/logging.h"
@@ -21,6 +23,11 @@
 #include "termalign/scoring.h"
 
 namespace termalign {
+
+using detail::compare_hits;
+using detail::HitComparison;
+using detail::share_of_hits;
+using detail::worse_map;
 
 namespace {
 constexpr const char* kMappingHeader = "termalign-mapping 1";
@@ -381,22 +388,32 @@ class HeldOutCheck {
   }
 
   // For each held-out source word, whether its CSLS nearest neighbour under `mapping` is one of its seed
-  // translations (1) or not (0).
-  std::vector<char> hits(const Mapping& mapping, int threads) const {
+  // translations (top1: 1 or 0), and whether one of its kTopHits nearest is (top).
+  struct Hits {
+    std::vector<char> top1, top;
+  };
+  static constexpr std::size_t kTopHits = 5;
+  Hits hits(const Mapping& mapping, int threads) const {
     Matrix sources = sources_, targets = targets_;
     transform_rows(sources, mapping.source_transform, threads);
     transform_rows(targets, mapping.target_transform, threads);
     TileOptions tiles;
     tiles.threads = threads;
     SelectionOptions nearest;
-    nearest.top_m = 1;
-    std::vector<char> hits(gold_.size(), 0);
-    // Every source row's CSLS nearest target in one pass; only the queries' are read.
-    for (const Candidate& best : csls_select(sources, targets, kRefineNeighbourhood, nearest, tiles).candidates) {
-      if (best.source >= gold_.size()) continue;
-      const std::vector<std::uint32_t>& translations = gold_[best.source];
-      hits[best.source] =
-          std::find(translations.begin(), translations.end(), id_of_target_[best.target]) != translations.end();
+    nearest.top_m = kTopHits;
+    Hits hits{std::vector<char>(gold_.size(), 0), std::vector<char>(gold_.size(), 0)};
+    std::vector<float> best_score(gold_.size(), -std::numeric_limits<float>::infinity());
+    // Every source row's CSLS nearest targets in one pass; only the queries' are read.
+    for (const Candidate& near : csls_select(sources, targets, kRefineNeighbourhood, nearest, tiles).candidates) {
+      if (near.source >= gold_.size()) continue;
+      const std::vector<std::uint32_t>& translations = gold_[near.source];
+      const bool hit =
+          std::find(translations.begin(), translations.end(), id_of_target_[near.target]) != translations.end();
+      hits.top[near.source] |= hit;
+      if (near.score > best_score[near.source]) {  // the nearest so far (ties: the first listed)
+        best_score[near.source] = near.score;
+        hits.top1[near.source] = hit;
+      }
     }
     return hits;
   }
@@ -406,42 +423,6 @@ class HeldOutCheck {
   std::vector<std::uint32_t> id_of_target_;       // word id of each row of targets_
   std::vector<std::vector<std::uint32_t>> gold_;  // per query: its translations' word ids
 };
-
-// The share of held-out words retrieved (hits: HeldOutCheck::hits).
-double share_of_hits(const std::vector<char>& hits) {
-  return hits.empty()
-             ? 0.0
-             : static_cast<double>(std::count(hits.begin(), hits.end(), 1)) / static_cast<double>(hits.size());
-}
-
-// How a refitted map's held-out hits compare with those of the best map so far. It is worse when it loses
-// significantly more held-out words than it gains (by more than one standard deviation of that difference under
-// chance: a sign test on the words where the two maps differ) AND retrieves less than kKeptShare of what the best
-// map did. The held-out seed words are a proxy, not the task: on enfr/train the refinement raises the AP from
-// 0.532 to 0.565 while the held-out P@1 moves within a point (47, 45, 52 words lost, 43, 45, 50 gained), and with
-// a seed of identical strings (--seed identical) it raises the AP from 0.468 to 0.560 while the held-out P@1 falls
-// from 52.9 % to 47.3 % (the identical strings are names and numbers, which the induced pairs outweigh). A drifting
-// refinement loses most of it: 21.8 % to 4.8 % on synthetic rows in unrelated orders.
-constexpr double kKeptShare = 0.8;
-struct HitComparison {
-  std::size_t lost = 0, gained = 0;
-  double before = 0, after = 0;  // shares of held-out words retrieved
-  bool worse() const {
-    const double net = static_cast<double>(lost) - static_cast<double>(gained);
-    const bool significant = net > 0 && net > std::sqrt(static_cast<double>(lost + gained));
-    return significant && after < kKeptShare * before;
-  }
-};
-HitComparison compare_hits(const std::vector<char>& before, const std::vector<char>& after) {
-  HitComparison comparison;
-  for (std::size_t i = 0; i < before.size(); ++i) {
-    comparison.lost += before[i] && !after[i];
-    comparison.gained += !before[i] && after[i];
-  }
-  comparison.before = share_of_hits(before);
-  comparison.after = share_of_hits(after);
-  return comparison;
-}
 
 // The seed products of the pairs `fit` of (Xs, Zt) plus the induced word pairs.
 SeedProducts products_with_dictionary(const Matrix& Xs, const Matrix& Zt, const std::vector<Eigen::Index>& fit,
@@ -503,11 +484,12 @@ SeedProducts refined_seed_products(const Matrix& Xs, const Matrix& Zt, const Mat
     check.emplace(pick_rows(Xs, split.held_out), pick_rows(Zt, split.held_out), source_words, target_words);
   const auto criterion = [&](const Mapping& candidate) { return check->hits(candidate, threads); };
   Mapping mapping = fit_with_dictionary(Xs, Zt, split.fit, source_words, target_words, {}, options, threads);
-  std::vector<char> best;  // the held-out hits of the best map so far
+  HeldOutCheck::Hits best;  // the held-out hits of the best map so far (by P@1)
   if (checked) {
     best = criterion(mapping);
-    logger().info("refinement: the seed map retrieves {:.1f} % of {} held-out seed words (CSLS P@1)",
-                  100 * share_of_hits(best), best.size());
+    logger().info(
+        "refinement: the seed map retrieves {:.1f} % of {} held-out seed words (CSLS P@1; P@{} {:.1f} %)",
+        100 * share_of_hits(best.top1), best.top1.size(), HeldOutCheck::kTopHits, 100 * share_of_hits(best.top));
   } else if (options.refine_validation > 0) {
     logger().warn("refinement unchecked: {} seed pairs are too few to hold {} % out (at least {} words each side)",
                   Xs.rows(), 100 * options.refine_validation, kMinValidation);
@@ -527,24 +509,27 @@ SeedProducts refined_seed_products(const Matrix& Xs, const Matrix& Zt, const Mat
                     iteration, options.refine_iterations, dictionary.size(), source_words.rows(),
                     target_words.rows());
     } else {
-      const std::vector<char> hits = criterion(refitted);
-      const HitComparison comparison = compare_hits(best, hits);
+      const HeldOutCheck::Hits hits = criterion(refitted);
+      const HitComparison top1 = compare_hits(best.top1, hits.top1), top = compare_hits(best.top, hits.top);
       logger().info(
           "refinement iteration {}/{}: {} mutual CSLS nearest-neighbour pairs among {} x {} words; "
-          "held-out seed P@1 {:.1f} % (best before: {:.1f} %; {} words lost, {} gained)",
+          "held-out seed P@1 {:.1f} % (best before: {:.1f} %; {} words lost, {} gained), P@{} {:.1f} % "
+          "({:.1f} %; {} lost, {} gained)",
           iteration, options.refine_iterations, dictionary.size(), source_words.rows(), target_words.rows(),
-          100 * share_of_hits(hits), 100 * share_of_hits(best), comparison.lost, comparison.gained);
-      if (comparison.worse()) {
+          100 * top1.after, 100 * top1.before, top1.lost, top1.gained, HeldOutCheck::kTopHits, 100 * top.after,
+          100 * top.before, top.lost, top.gained);
+      if (worse_map(top1, top)) {
         logger().warn(
-            "refinement stopped at iteration {}: its map retrieves fewer held-out seed words ({:.1f} % "
-            "against {:.1f} %), so its induced dictionary is noise. The dictionary is sought among the "
-            "first {} rows of each vector file: are both files sorted by frequency, and their first "
-            "words translations of each other? The map of {} is kept.",
-            iteration, 100 * share_of_hits(hits), 100 * share_of_hits(best), options.refine_words,
+            "refinement stopped at iteration {}: its map retrieves fewer held-out seed words (P@1 {:.1f} % "
+            "against {:.1f} %, P@{} {:.1f} % against {:.1f} %), so its induced dictionary is noise. The "
+            "dictionary is sought among the first {} rows of each vector file: are both files sorted by "
+            "frequency, and their first words translations of each other? The map of {} is kept.",
+            iteration, 100 * top1.after, 100 * top1.before, HeldOutCheck::kTopHits, 100 * top.after,
+            100 * top.before, options.refine_words,
             iteration == 1 ? std::string("the seed lexicon alone") : "iteration " + std::to_string(iteration - 1));
         break;
       }
-      if (share_of_hits(hits) > share_of_hits(best)) best = hits;
+      if (top1.after > top1.before) best = hits;
     }
     mapping = std::move(refitted);
     kept = dictionary;
