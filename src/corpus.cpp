@@ -22,6 +22,28 @@ namespace termalign {
 
 namespace {
 
+// The words of a term occurrence (the data's README, "Term occurrence"): tokenize's words, split further at
+// apostrophes (' and U+2019), so that `abandon` occurs in `l'abandon` and `utilisateur` in `l’utilisateur`.
+std::vector<std::string> occurrence_tokens(std::string_view text) {
+  std::vector<std::string> words;
+  for (std::string& token : tokenize(text)) {
+    if (token.find('\'') == std::string::npos && token.find("\xE2\x80\x99") == std::string::npos) {
+      words.push_back(std::move(token));
+      continue;
+    }
+    std::size_t start = 0;
+    while (start <= token.size()) {
+      const std::size_t plain = token.find('\'', start), curly = token.find("\xE2\x80\x99", start);
+      const std::size_t end = std::min(plain, curly);
+      if (end > start)
+        words.push_back(token.substr(start, end == std::string::npos ? std::string::npos : end - start));
+      if (end == std::string::npos) break;
+      start = end + (end == plain ? 1 : 3);
+    }
+  }
+  return words;
+}
+
 // The terms as token sequences in a trie: each position of a sentence costs one lookup per token of the longest
 // term starting there, however many terms share their first words.
 class TermMatcher {
@@ -30,7 +52,7 @@ class TermMatcher {
     for (std::size_t t = 0; t < terms.size(); ++t) {
       // Folded as the corpus lines are (count_occurrences): a term written with capitals, or ё for е, is found
       // too.
-      const std::vector<std::string> tokens = tokenize(fold_case(terms[t]));
+      const std::vector<std::string> tokens = occurrence_tokens(fold_case(terms[t]));
       if (tokens.empty()) continue;
       std::uint32_t node = 0;
       for (const std::string& token : tokens) {
@@ -123,7 +145,7 @@ void count_piece(const Piece& piece, const std::string& path, const TermMatcher&
     if (!line.empty() && line.back() == '\r') line.pop_back();
     if (!is_valid_utf8(line)) throw_input_error(path, line_number, "line is not valid UTF-8.");
     ++line_number;
-    const std::vector<std::string> tokens = tokenize(lower_line(line));
+    const std::vector<std::string> tokens = occurrence_tokens(lower_line(line));
     if (tokens.empty()) continue;
     ++counts.sentences;
     counts.tokens += tokens.size();
