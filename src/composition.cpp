@@ -55,6 +55,11 @@ constexpr std::size_t kMaxCompoundLength = 64;  // characters: longer tokens are
 // Linking elements between a modifier and its head (`arbeit-s-blatt`, `seite-n-zahl`, `tag-es-zeit`).
 constexpr std::string_view kLinkingElements[] = {"s", "es", "n", "en"};
 
+// The row of `word` in `vectors`, as written or (any_case) by row_any_case.
+std::optional<std::size_t> known_row(const Embeddings& vectors, const std::string& word, bool any_case) {
+  return any_case ? vectors.row_any_case(word) : vectors.row(word);
+}
+
 bool utf8_continuation(char c) { return (static_cast<unsigned char>(c) & 0xC0) == 0x80; }
 
 std::size_t characters(std::string_view text) {
@@ -133,8 +138,7 @@ class CompoundSplitter {
 
   std::optional<std::size_t> lookup(std::string_view word) const {
     if (++lookups_ > kMaxLookups) return std::nullopt;
-    const std::string text(word);
-    return any_case_ ? vectors_.row_any_case(text) : vectors_.row(text);
+    return known_row(vectors_, std::string(word), any_case_);
   }
 
   // A known word that may be a part: a short one (under kMinCompoundPart characters) not among the most frequent.
@@ -196,7 +200,7 @@ double closed_compound_share(const std::vector<std::string>& terms, const Embedd
   for (std::size_t i = 0; i < count; ++i) {
     for (const auto& word : split_words(terms[(i * stride) % n])) {
       ++words;
-      if (any_case ? vectors.row_any_case(word) : vectors.row(word)) continue;
+      if (known_row(vectors, word, any_case)) continue;
       compounds += splitter.read(word).has_value();
     }
   }
@@ -243,7 +247,7 @@ TermComposer::TermComposer(const Embeddings& embeddings, const Normalizer& norma
     : embeddings_(embeddings), normalizer_(normalizer), options_(options) {}
 
 bool TermComposer::add_known(const std::string& word, RowVector& sum, int& count) const {
-  const auto row = options_.lowercase_fallback ? embeddings_.row_any_case(word) : embeddings_.row(word);
+  const auto row = known_row(embeddings_, word, options_.lowercase_fallback);
   if (!row) return false;
   sum += embeddings_.vectors.row(static_cast<Eigen::Index>(*row));
   ++count;

@@ -64,7 +64,7 @@ std::optional<std::size_t> Embeddings::row_any_case(const std::string& word) con
   if (lowered != word) {
     if (auto found = row(lowered)) return found;
   }
-  const std::string key = fold_case(word);
+  const std::string key = fold_lowered(lowered);
   if (key != lowered) {
     if (auto found = row(key)) return found;
   }

@@ -69,14 +69,15 @@ bool may_change_when_lowered(std::string_view text) {
   return false;
 }
 
-std::string fold_case(std::string_view text) {
-  std::string folded = to_lower(text);
+std::string fold_case(std::string_view text) { return fold_lowered(to_lower(text)); }
+
+std::string fold_lowered(std::string lowered) {
   // ё is U+0451 (D1 91 in UTF-8), е U+0435 (D0 B5): the same length, replaced in place.
-  for (std::size_t i = folded.find("\xD1\x91"); i != std::string::npos; i = folded.find("\xD1\x91", i + 2)) {
-    folded[i] = '\xD0';
-    folded[i + 1] = '\xB5';
+  for (std::size_t i = lowered.find("\xD1\x91"); i != std::string::npos; i = lowered.find("\xD1\x91", i + 2)) {
+    lowered[i] = '\xD0';
+    lowered[i + 1] = '\xB5';
   }
-  return folded;
+  return lowered;
 }
 
 std::string to_lower(std::string_view text) {

@@ -25,6 +25,8 @@ bool may_change_when_lowered(std::string_view text);
 // The form under which words are matched across the inputs (vectors, term lists, seed lexicon, corpora): lower
 // case (to_lower), and the Russian letter ё as е, which Russian texts may write for it (отчёт, отчет).
 std::string fold_case(std::string_view text);
+// fold_case of a text that to_lower has already lower-cased (no second pass over it).
+std::string fold_lowered(std::string lowered);
 
 // Strips ASCII white space (space, tab, CR, LF, VT, FF) at both ends.
 std::string_view trim(std::string_view text);
