@@ -10,7 +10,10 @@
 #include <limits>
 #include <set>
 #include <sstream>
+#include <string>
 #include <type_traits>
+#include <utility>
+#include <vector>
 
 #include "termalign/error.h"
 #include "termalign/evaluation.h"
@@ -492,6 +495,40 @@ std::string corpus_file(const std::string& l) { return "corpus-" + l + ".txt"; }
 std::string seed_file(const std::string& l1, const std::string& l2) { return "seed-" + l1 + "-" + l2 + ".txt"; }
 std::string gold_file(const std::string& l1, const std::string& l2) { return "terms-" + l1 + "-" + l2 + ".txt"; }
 
+// A language pair "l1-l2" split at its one dash into `languages`; false when `pair` is not of that form.
+bool split_pair(const std::string& pair, std::pair<std::string, std::string>& languages) {
+  const std::size_t dash = pair.find('-');
+  if (dash == std::string::npos || dash == 0 || dash + 1 == pair.size() ||
+      pair.find('-', dash + 1) != std::string::npos) {
+    return false;
+  }
+  languages = {pair.substr(0, dash), pair.substr(dash + 1)};
+  return true;
+}
+
+// The language pairs a BUCC folder names in its files (seed-<l1>-<l2>.txt, terms-<l1>-<l2>.txt), each as "l1-l2",
+// sorted and without repeats; a pair counts only when the folder also holds its two term lists.
+std::vector<std::string> pairs_in_folder(const std::filesystem::path& dir) {
+  std::set<std::string> pairs;
+  std::error_code error;
+  for (const auto& entry : std::filesystem::directory_iterator(dir, error)) {
+    const std::string name = entry.path().filename().string();
+    for (const std::string prefix : {"seed-", "terms-"}) {
+      if (name.rfind(prefix, 0) != 0 || name.size() <= prefix.size() + 4 ||
+          name.compare(name.size() - 4, 4, ".txt") != 0) {
+        continue;
+      }
+      const std::string pair = name.substr(prefix.size(), name.size() - prefix.size() - 4);
+      std::pair<std::string, std::string> languages;
+      if (split_pair(pair, languages) && std::filesystem::exists(dir / terms_file(languages.first), error) &&
+          std::filesystem::exists(dir / terms_file(languages.second), error)) {
+        pairs.insert(pair);
+      }
+    }
+  }
+  return {pairs.begin(), pairs.end()};
+}
+
 // Term lists named as in a BUCC folder (terms-<l>.txt) with that folder's corpora beside them, given without
 // them: the run leaves out the corpus evidence, most likely by oversight (a note, not a warning: runs without
 // corpora are legitimate ablations).
@@ -512,7 +549,7 @@ void note_corpora_beside_lists(const InputOptions& input) {
   if (source.empty() || target.empty()) return;
   logger().info(
       "the corpora {} and {} lie beside the term lists and are not used: --src-corpus and --tgt-corpus "
-      "(or --data-dir with --pair) add their evidence to the ranking",
+      "(or --data-dir) add their evidence to the ranking",
       source.lexically_normal().string(), target.lexically_normal().string());
 }
 
@@ -525,15 +562,29 @@ std::string resolve_dataset(AlignConfig& config, bool note) {
     if (note) note_corpora_beside_lists(input);
     return {};
   }
-  const auto dash = input.pair.find('-');
-  if (dash == std::string::npos || dash == 0 || dash + 1 == input.pair.size() ||
-      input.pair.find('-', dash + 1) != std::string::npos) {
+  const std::filesystem::path dir(input.data_dir);
+  if (!std::filesystem::is_directory(dir)) throw_input_error(input.data_dir, 0, "is not a folder (`data_dir`)");
+  if (input.pair.empty()) {
+    // The folder's file names say its pair when they name one only (a folder of both directions must choose).
+    const std::vector<std::string> pairs = pairs_in_folder(dir);
+    if (pairs.size() != 1) {
+      std::string found;
+      for (const std::string& pair : pairs) found += (found.empty() ? "" : ", ") + pair;
+      throw_usage_error("`data_dir` needs the language pair of its files as `pair` l1-l2, e.g. en-fr: " +
+                        (pairs.empty() ? std::string("its file names (seed-l1-l2.txt, terms-l1-l2.txt beside "
+                                                     "terms-l1.txt and terms-l2.txt) name none")
+                                       : "its file names name several (" + found + ")") +
+                        ".");
+    }
+    input.pair = pairs.front();
+    if (note) logger().info("language pair {}, read from the file names of {}", input.pair, input.data_dir);
+  }
+  std::pair<std::string, std::string> languages;
+  if (!split_pair(input.pair, languages)) {
     throw_usage_error("`data_dir` needs the language pair of its files as `pair` l1-l2, e.g. en-fr (got '" +
                       input.pair + "').");
   }
-  const std::string l1 = input.pair.substr(0, dash), l2 = input.pair.substr(dash + 1);
-  const std::filesystem::path dir(input.data_dir);
-  if (!std::filesystem::is_directory(dir)) throw_input_error(input.data_dir, 0, "is not a folder (`data_dir`)");
+  const std::string &l1 = languages.first, &l2 = languages.second;
   const auto take = [&](std::string& field, const std::string& name) {
     if (!field.empty()) return;
     const std::filesystem::path file = dir / name;

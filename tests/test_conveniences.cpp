@@ -271,10 +271,34 @@ TEST_CASE("align --data-dir --pair reads the dataset's files and scores the run 
       run_cli("align " + vectors + " --data-dir '" + kSample + "' --pair fr-en --out '" + dir + "/x.tsv'", true);
   CHECK(reversed.exit_code == 3);
   CHECK_THAT(reversed.output, Catch::Contains("has no seed-fr-en.txt: it is a dataset of the pair en-fr"));
-  const auto no_pair =
-      run_cli("align " + vectors + " --data-dir '" + kSample + "' --out '" + dir + "/x.tsv'", true);
-  CHECK(no_pair.exit_code == 2);
-  CHECK_THAT(no_pair.output, Catch::Contains("--pair l1-l2"));
+  // Without --pair, the folder's file names give it when they name one pair: the same run as with --pair en-fr,
+  // and its resolved configuration names the pair.
+  const auto no_pair = run_cli(
+      "align " + vectors + " --data-dir '" + kSample + "' --out '" + dir + "/no-pair.tsv' --refine-iterations 0",
+      true);
+  REQUIRE(no_pair.exit_code == 0);
+  CHECK_THAT(no_pair.output, Catch::Contains("language pair en-fr, read from the file names of"));
+  CHECK(read_file(dir + "/no-pair.tsv") == read_file(dir + "/folder.tsv"));
+  CHECK_THAT(read_file(dir + "/no-pair.tsv.config.toml"), Catch::Contains("pair = 'en-fr'"));
+  // A folder of both directions, and one whose file names name no pair, need --pair.
+  const std::string both = dir + "/both", none = dir + "/none";
+  fs::create_directories(both);
+  fs::create_directories(none);
+  for (const char* name : {"terms-en.txt", "terms-fr.txt", "seed-en-fr.txt"}) {
+    fs::copy(kSample + name, both + "/" + name);
+    fs::copy(kSample + name, none + "/" + name);
+  }
+  fs::copy(kSample + "seed-en-fr.txt", both + "/seed-fr-en.txt");
+  fs::rename(none + "/seed-en-fr.txt", none + "/seed.txt");
+  const auto several = run_cli("align " + vectors + " --data-dir '" + both + "' --out '" + dir + "/x.tsv'", true);
+  CHECK(several.exit_code == 2);
+  CHECK_THAT(several.output,
+             Catch::Contains("--pair l1-l2, e.g. en-fr: its file names name several (en-fr, fr-en)"));
+  const auto named_none =
+      run_cli("align " + vectors + " --data-dir '" + none + "' --out '" + dir + "/x.tsv'", true);
+  CHECK(named_none.exit_code == 2);
+  CHECK_THAT(named_none.output, Catch::Contains("--pair l1-l2, e.g. en-fr: its file names"));
+  CHECK_THAT(named_none.output, Catch::Contains("name none"));
   // A list's warning comes once, though the scoring reads the lists again.
   const std::string crlf = dir + "/crlf";
   fs::create_directories(crlf);

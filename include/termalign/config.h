@@ -38,8 +38,9 @@ struct InputOptions {
   double corpus_weight = 0.5;
   // A seed lexicon whose columns look swapped against the vectors is an error unless this is set (then a warning).
   bool allow_reversed = false;
-  // A BUCC dataset folder and its language pair "l1-l2": terms-<l1>.txt, terms-<l2>.txt and seed-<l1>-<l2>.txt
-  // fill the term lists and the seed when they are not given (resolve_dataset).
+  // A BUCC dataset folder and its language pair "l1-l2" (read from its file names when empty): terms-<l1>.txt,
+  // terms-<l2>.txt and seed-<l1>-<l2>.txt fill the term lists and the seed when they are not given
+  // (resolve_dataset).
   std::string data_dir, pair;
   // With data_dir: its corpora corpus-<l1>.txt and corpus-<l2>.txt, when both are there and neither corpus is
   // given, are the run's corpora (the task's comparable corpora C1, C2: evidence for the re-ranker).
@@ -129,10 +130,12 @@ struct AlignConfig {
   void validate() const;
 };
 
-// With input.data_dir: the dataset's files for the empty inputs (terms, seed), checked to exist; needs input.pair
-// ("en-fr"). Returns the dataset's gold (terms-<l1>-<l2>.txt) when the folder has one, else "". Without data_dir,
-// notes in the log (with `note`) term lists named terms-<l>.txt whose folder holds corpora that the run does not
-// use.
+// With input.data_dir: the dataset's files for the empty inputs (terms, seed), checked to exist. An empty
+// input.pair
+// ("en-fr") is set from the folder's file names (seed-<l1>-<l2>.txt, terms-<l1>-<l2>.txt) when they name one pair
+// only, else it is a usage error. Returns the dataset's gold (terms-<l1>-<l2>.txt) when the folder has one, else
+// "". Without data_dir, notes in the log (with `note`) term lists named terms-<l>.txt whose folder holds corpora
+// that the run does not use.
 std::string resolve_dataset(AlignConfig& config, bool note = true);
 
 // Reads a TOML file over `config` (keys absent from the file keep their value). An unknown key, a value of the

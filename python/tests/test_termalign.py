@@ -97,6 +97,16 @@ def test_options_without_a_configuration_file(sample_pairs):
     assert pairs == sample_pairs
 
 
+def test_a_dataset_folder_gives_its_files_and_its_pair(sample_pairs):
+    # data/sample names one pair (seed-en-fr.txt, terms-en-fr.txt): its lists, seed and corpora are the run's.
+    pairs = termalign.align(src_vectors=ROOT / "models/sample/en.vec", tgt_vectors=ROOT / "models/sample/fr.vec",
+                            data_dir=SAMPLE)
+    assert pairs == sample_pairs
+    with pytest.raises(termalign.InputError, match="the dataset folder has no terms-de.txt"):
+        termalign.align(src_vectors=ROOT / "models/sample/en.vec", tgt_vectors=ROOT / "models/sample/fr.vec",
+                        data_dir=SAMPLE, pair="en-de")
+
+
 def test_errors_are_python_exceptions_with_the_message(tmp_path):
     with pytest.raises(termalign.UsageError, match="no_such_option"):
         termalign.align(config=CONFIG, no_such_option=3)

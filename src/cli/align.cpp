@@ -41,9 +41,11 @@ const std::map<std::string, std::string>& option_help() {
       {"allow-reversed", "Use a seed lexicon whose columns look swapped against the vectors as it is (a warning)"},
       {"data-dir",
        "BUCC dataset folder: terms-<l1>.txt, terms-<l2>.txt, seed-<l1>-<l2>.txt and the corpora corpus-<l1>.txt, "
-       "corpus-<l2>.txt fill the inputs not given (with --pair); its gold terms-<l1>-<l2>.txt, when there, scores "
+       "corpus-<l2>.txt fill the inputs not given; its gold terms-<l1>-<l2>.txt, when there, scores "
        "the run"},
-      {"pair", "With --data-dir: the language pair l1-l2 of its files (e.g. en-fr)"},
+      {"pair",
+       "With --data-dir: the language pair l1-l2 of its files (e.g. en-fr); read from their names when they "
+       "name one pair only"},
       {"dataset-corpora",
        "With --data-dir: its corpus-<l1>.txt and corpus-<l2>.txt, when both are there, are the corpora unless "
        "--src-corpus/--tgt-corpus are given"},
@@ -130,11 +132,11 @@ void add_align_command(CLI::App& app, const ProcessGroup& group) {
   auto options = AlignOptions::add(command, true);
   command->footer(
       "Required: --src-vectors, --tgt-vectors, --src-terms, --tgt-terms, --seed (or --mapping) and --out, each by "
-      "its flag or in the --config file; --data-dir DIR --pair l1-l2 gives the term lists, the seed and the "
+      "its flag or in the --config file; --data-dir DIR [--pair l1-l2] gives the term lists, the seed and the "
       "corpora.\n"
       "Example:\n  termalign align --src-vectors en.bin --tgt-vectors fr.bin --seed seed-en-fr.txt \\\n"
       "      --src-terms terms-en.txt --tgt-terms terms-fr.txt --out submission.tsv\n"
-      "  termalign align --data-dir enfr/train --pair en-fr --src-vectors en.bin --tgt-vectors fr.bin --out "
+      "  termalign align --data-dir enfr/train --src-vectors en.bin --tgt-vectors fr.bin --out "
       "s.tsv\n");
   command->callback([options, &group] {
     std::string gold;
