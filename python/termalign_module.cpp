@@ -28,6 +28,7 @@
 #include "termalign/scoring.h"
 #include "termalign/train_vectors.h"
 #include "termalign/training.h"
+#include "termalign/version.h"
 
 namespace py = pybind11;
 using namespace termalign;
@@ -218,7 +219,7 @@ py::dict mapping_dict(const Mapping& mapping) {
 
 PYBIND11_MODULE(termalign, m) {
   m.doc() = "termalign: align bilingual terminology with word embeddings (BUCC 2022 shared task).";
-  m.attr("__version__") = "0.1.0";
+  m.attr("__version__") = version();
 
   // Errors: termalign.Error (a RuntimeError) and one subclass per kind, each with the library's message.
   static py::exception<Error> error_type(m, "Error", PyExc_RuntimeError);

@@ -19,6 +19,7 @@
 #include "termalign/evaluation.h"
 #include "termalign/io.h"
 #include "termalign/logging.h"
+#include "termalign/version.h"
 
 namespace termalign {
 
@@ -271,6 +272,41 @@ toml::table parse_toml(const std::string& origin, Parse&& parse) {
 }
 
 // Reads the options of `table` over `config`: `path` names the file in errors and anchors relative paths.
+// The section of a resolved configuration that says what wrote it (to_toml), read back only to compare.
+constexpr const char* kProvenance = "provenance";
+
+// A resolved configuration's [provenance] against this build: a run of the bundled re-ranker with other models
+// than the file's cannot give the file's ranking, and the log says so. Other keys of the section are errors, as
+// anywhere.
+void check_provenance(const toml::table& section, const std::string& path, const AlignConfig& config) {
+  for (const auto& [key, value] : section) {
+    const std::string name(key.str());
+    if (name != "termalign" && name != "bundled_models") {
+      throw_config_error(path, value.source().begin.line,
+                         "unknown key '" + std::string(kProvenance) + "." + name +
+                             "' (the section says what wrote the file: 'termalign' and 'bundled_models').");
+    }
+    if (!value.is_string()) {
+      throw_config_error(path, value.source().begin.line,
+                         "'" + std::string(kProvenance) + "." + name + "' must be a string.");
+    }
+  }
+  const std::string written = section["termalign"].value_or(std::string());
+  const std::string models = section["bundled_models"].value_or(std::string());
+  const bool other_models = !models.empty() && models != bundled_models_id();
+  if (other_models && config.input.reranker == "default") {
+    logger().warn(
+        "{}: written by termalign {} with other bundled re-ranker models ({}; this build has termalign {}, {}): "
+        "with reranker = 'default' this run will not rank as that one did; to reproduce it, run that version or "
+        "give its model file as reranker",
+        path, written.empty() ? "(unknown version)" : written, models, version(), bundled_models_id());
+  } else if (!written.empty() && written != version()) {
+    logger().info("{}: written by termalign {} (this is {}; {})", path, written, version(),
+                  other_models ? "its bundled re-ranker models differ, and this run does not use them"
+                               : "the same bundled re-ranker models");
+  }
+}
+
 void apply_table(const toml::table& table, const std::string& path, AlignConfig& config) {
   const std::filesystem::path base = std::filesystem::path(path).parent_path();
   std::set<std::string> known;
@@ -320,6 +356,10 @@ void apply_table(const toml::table& table, const std::string& path, AlignConfig&
     const std::string section_key(section_name.str());
     const auto line = section.source().begin.line;
     if (!section.is_table()) throw_config_error(path, line, "unknown key '" + section_key + "'.");
+    if (section_key == kProvenance) {
+      check_provenance(*section.as_table(), path, config);
+      continue;
+    }
     for (const auto& [key, value] : *section.as_table()) {
       const std::string full = section_key + "." + std::string(key.str());
       if (!known.count(full)) {
@@ -652,6 +692,10 @@ std::string to_toml(const AlignConfig& config) {
     }
     text << "\n";
   });
+  // Not options: what wrote the file. Reading it back compares them with this build (check_provenance).
+  text << "\n[" << kProvenance << "]\n"
+       << "termalign = " << toml::value<std::string>(version()) << "\n"
+       << "bundled_models = " << toml::value<std::string>(bundled_models_id()) << "\n";
   return text.str();
 }
 

@@ -2,8 +2,10 @@
 #include <cstdio>
 #include <fstream>
 
+#include "captured_log.h"
 #include "termalign/config.h"
 #include "termalign/error.h"
+#include "termalign/version.h"
 
 using namespace termalign;
 
@@ -63,6 +65,43 @@ TEST_CASE("The resolved configuration reproduces every option", "[config]") {
   CHECK(loaded.scoring.tile_cols == 19);
   CHECK(loaded.ranking.mutual_m == 6);
   std::remove(path.c_str());
+}
+
+TEST_CASE("A resolved configuration says what wrote it, and a build with other bundled models warns", "[config]") {
+  const std::string text = to_toml(AlignConfig{});
+  CHECK_THAT(text, Catch::EndsWith("\n[provenance]\ntermalign = '" + std::string(version()) +
+                                   "'\nbundled_models = '" + bundled_models_id() + "'\n"));
+  CHECK(bundled_models_id().size() == std::string("fnv1a64:").size() + 16);
+  const std::string marker = "with other bundled re-ranker models";
+  const auto load = [](const std::string& name, const std::string& contents) {
+    CapturedLog log;
+    AlignConfig loaded;
+    const std::string path = write_temporary(name, contents);
+    load_config(path, loaded);
+    std::remove(path.c_str());
+    return log.lines_with("warning", "with other bundled re-ranker models");
+  };
+  // This build's own file: nothing to say.
+  CHECK(load("test_config_same.toml", text).empty());
+  // Another build's models under the default re-ranker: one warning naming the file and both identities.
+  const std::string other = "[provenance]\ntermalign = '0.0.9'\nbundled_models = 'fnv1a64:0123456789abcdef'\n";
+  const auto warned = load("test_config_other.toml", other);
+  REQUIRE(warned.size() == 1);
+  CHECK_THAT(warned[0], Catch::Contains("test_config_other.toml: written by termalign 0.0.9"));
+  CHECK_THAT(warned[0], Catch::Contains("fnv1a64:0123456789abcdef") && Catch::Contains(bundled_models_id()));
+  CHECK(warned[0].find(marker) != std::string::npos);
+  // A run that does not use the bundled models ranks the same whatever they are.
+  CHECK(load("test_config_none.toml", "[input]\nreranker = 'none'\n" + other).empty());
+  // The section holds these two strings only.
+  AlignConfig config;
+  const std::string unknown = write_temporary("test_config_provenance.toml", "[provenance]\nbuilt = 'today'\n");
+  CHECK_THROWS_WITH(load_config(unknown, config), Catch::Contains("test_config_provenance.toml:2") &&
+                                                      Catch::Contains("unknown key 'provenance.built'"));
+  const std::string number =
+      write_temporary("test_config_provenance_number.toml", "[provenance]\ntermalign = 1\n");
+  CHECK_THROWS_WITH(load_config(number, config), Catch::Contains("'provenance.termalign' must be a string"));
+  std::remove(unknown.c_str());
+  std::remove(number.c_str());
 }
 
 TEST_CASE("Bad configuration files are errors naming the file, line and key", "[config]") {

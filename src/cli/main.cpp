@@ -15,6 +15,7 @@
 #include "termalign/logging.h"
 #include "termalign/resources.h"
 #include "termalign/scoring.h"
+#include "termalign/version.h"
 #ifdef TERMALIGN_WITH_MPI
 #include "termalign/mpi_group.h"
 #endif
@@ -113,9 +114,10 @@ int run(int argc, char** argv, const termalign::ProcessGroup& group) {
   // The similarity kernel is chosen at run time (OpenBLAS's or Eigen's, scoring.h), and so is the default
   // precision (bf16 where the CPU has it): --version says which.
   app.set_version_flag("--version", std::function<std::string()>([] {
-    return "termalign 0.1.0 (similarity tiles: " + termalign::similarity_kernel() +
-           "; precision auto: " + termalign::describe_precision(termalign::Precision::automatic) + ")";
-  }));
+                         return std::string("termalign ") + termalign::version() +
+                                " (similarity tiles: " + termalign::similarity_kernel() + "; precision auto: " +
+                                termalign::describe_precision(termalign::Precision::automatic) + ")";
+                       }));
   bool verbose = false, quiet = false;
   app.add_flag("-v,--verbose", verbose, "Debug-level logging on stderr");
   app.add_flag("-q,--quiet", quiet, "Only warnings and errors on stderr");
