@@ -220,6 +220,9 @@ py::dict mapping_dict(const Mapping& mapping) {
 PYBIND11_MODULE(termalign, m) {
   m.doc() = "termalign: align bilingual terminology with word embeddings (BUCC 2022 shared task).";
   m.attr("__version__") = version();
+  m.def("bundled_models_id", &bundled_models_id,
+        "The identity of the re-ranker models built into the library (`fnv1a64:` and 16 hex digits over both "
+        "files), as a resolved configuration's [provenance] records it.");
 
   // Errors: termalign.Error (a RuntimeError) and one subclass per kind, each with the library's message.
   static py::exception<Error> error_type(m, "Error", PyExc_RuntimeError);

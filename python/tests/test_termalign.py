@@ -97,6 +97,14 @@ def test_options_without_a_configuration_file(sample_pairs):
     assert pairs == sample_pairs
 
 
+def test_the_version_and_bundled_models_are_the_cli_s_and_the_config_s():
+    printed = subprocess.run([CLI, "--version"], check=True, capture_output=True, text=True).stdout
+    assert printed.startswith(f"termalign {termalign.__version__} (bundled re-ranker models: "
+                              f"{termalign.bundled_models_id()};")
+    assert termalign.resolve_config().endswith(f"[provenance]\ntermalign = '{termalign.__version__}'\n"
+                                               f"bundled_models = '{termalign.bundled_models_id()}'\n")
+
+
 def test_a_dataset_folder_gives_its_files_and_its_pair(sample_pairs):
     # data/sample names one pair (seed-en-fr.txt, terms-en-fr.txt): its lists, seed and corpora are the run's.
     pairs = termalign.align(src_vectors=ROOT / "models/sample/en.vec", tgt_vectors=ROOT / "models/sample/fr.vec",

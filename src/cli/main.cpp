@@ -112,10 +112,11 @@ int run(int argc, char** argv, const termalign::ProcessGroup& group) {
   app.require_subcommand(1);
   app.fallthrough();
   // The similarity kernel is chosen at run time (OpenBLAS's or Eigen's, scoring.h), and so is the default
-  // precision (bf16 where the CPU has it): --version says which.
+  // precision (bf16 where the CPU has it): --version says which, and which re-ranker models the build holds.
   app.set_version_flag("--version", std::function<std::string()>([] {
                          return std::string("termalign ") + termalign::version() +
-                                " (similarity tiles: " + termalign::similarity_kernel() + "; precision auto: " +
+                                " (bundled re-ranker models: " + termalign::bundled_models_id() +
+                                "; similarity tiles: " + termalign::similarity_kernel() + "; precision auto: " +
                                 termalign::describe_precision(termalign::Precision::automatic) + ")";
                        }));
   bool verbose = false, quiet = false;
