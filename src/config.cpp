@@ -271,7 +271,6 @@ toml::table parse_toml(const std::string& origin, Parse&& parse) {
   }
 }
 
-// Reads the options of `table` over `config`: `path` names the file in errors and anchors relative paths.
 // The section of a resolved configuration that says what wrote it (to_toml), read back only to compare.
 constexpr const char* kProvenance = "provenance";
 
@@ -307,6 +306,7 @@ void check_provenance(const toml::table& section, const std::string& path, const
   }
 }
 
+// Reads the options of `table` over `config`: `path` names the file in errors and anchors relative paths.
 void apply_table(const toml::table& table, const std::string& path, AlignConfig& config) {
   const std::filesystem::path base = std::filesystem::path(path).parent_path();
   std::set<std::string> known;
