@@ -743,6 +743,8 @@ class PipelineRun {
       const TermComposer target_composer(target_, mapping_.target, target_composition_);
       add_evidence_beyond_embeddings(config_, result_.source_terms, result_.target_terms, source_composer,
                                      target_composer, mapping_, seed_, evidence);
+      evidence.source_parts = nested_terms(result_.source_terms);
+      evidence.target_parts = nested_terms(result_.target_terms);
     }
     return std::move(result_);
   }

@@ -252,4 +252,31 @@ std::size_t submission_cap(std::size_t source_terms, std::size_t target_terms) {
   return 10 * (source_terms + target_terms) / 2;
 }
 
+std::vector<std::vector<std::uint32_t>> nested_terms(const TermList& list) {
+  // Parts of at most this many words: terms have 1 to 5, and a term of a million words costs a few million
+  // look-ups, not a trillion.
+  constexpr std::size_t kMaxPartWords = 8;
+  std::vector<std::vector<std::uint32_t>> parts(list.size());
+  for (std::size_t id = 0; id < list.size(); ++id) {
+    const std::string& term = list.terms[id];
+    std::vector<std::size_t> starts{0}, ends;
+    for (std::size_t i = 0; i < term.size(); ++i) {
+      if (term[i] != ' ') continue;
+      ends.push_back(i);
+      starts.push_back(i + 1);
+    }
+    ends.push_back(term.size());
+    for (std::size_t a = 0; a < starts.size(); ++a) {
+      for (std::size_t b = a; b < std::min(ends.size(), a + kMaxPartWords); ++b) {
+        if (a == 0 && b + 1 == ends.size()) continue;  // the term itself
+        const auto found = list.ids.find(term.substr(starts[a], ends[b] - starts[a]));
+        if (found != list.ids.end()) parts[id].push_back(found->second);
+      }
+    }
+    std::sort(parts[id].begin(), parts[id].end());  // a part found at several places counts once
+    parts[id].erase(std::unique(parts[id].begin(), parts[id].end()), parts[id].end());
+  }
+  return parts;
+}
+
 }  // namespace termalign

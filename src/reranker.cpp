@@ -209,6 +209,36 @@ void add_rank_features(TableBuilder& table, const std::string& prefix, const std
   table.add_by_row(prefix + "_" + group_name + "_rank", [stats](std::size_t i) { return 1.0f / stats->rank[i]; });
 }
 
+// Nested terms' support of each candidate, from the first stage's scores: `parts` the best score among the
+// candidates that pair a part of its source term with a part of its target term, `wholes` the best among those
+// that pair terms holding them; kNoNestedPair where there is none.
+constexpr float kNoNestedPair = -20.0f;
+struct NestedSupport {
+  std::vector<float> parts, wholes;
+};
+NestedSupport nested_support(const CandidateEvidence& evidence, const std::vector<float>& scores) {
+  const std::size_t n = evidence.size();
+  NestedSupport support{std::vector<float>(n, kNoNestedPair), std::vector<float>(n, kNoNestedPair)};
+  if (evidence.source_parts.empty() || evidence.target_parts.empty()) return support;
+  std::unordered_map<std::uint64_t, std::uint32_t> index;
+  index.reserve(n);
+  const auto key = [](std::uint32_t s, std::uint32_t t) { return (std::uint64_t(s) << 32) | t; };
+  for (std::size_t i = 0; i < n; ++i) index.emplace(key(evidence.source[i], evidence.target[i]), std::uint32_t(i));
+  for (std::size_t i = 0; i < n; ++i) {
+    const auto& source_parts = evidence.source_parts[evidence.source[i]];
+    const auto& target_parts = evidence.target_parts[evidence.target[i]];
+    for (const std::uint32_t p : source_parts) {
+      for (const std::uint32_t q : target_parts) {
+        const auto found = index.find(key(p, q));
+        if (found == index.end()) continue;
+        support.parts[i] = std::max(support.parts[i], scores[found->second]);
+        support.wholes[found->second] = std::max(support.wholes[found->second], scores[i]);
+      }
+    }
+  }
+  return support;
+}
+
 // The first stage's columns (stage_feature_names), from its scores of every candidate.
 void add_stage_columns(TableBuilder& table, const CandidateEvidence& evidence, const Eigen::VectorXd& first_scores,
                        int threads) {
@@ -229,6 +259,9 @@ void add_stage_columns(TableBuilder& table, const CandidateEvidence& evidence, c
       return (*scores)[i] - (stats->rank[i] == 1 ? stats->second_of(i) : stats->best_of(i));
     });
   }
+  auto nested = std::make_shared<const NestedSupport>(nested_support(evidence, *scores));
+  table.add_by_row("stage1_nested_parts_best", [nested](std::size_t i) { return nested->parts[i]; });
+  table.add_by_row("stage1_nested_wholes_best", [nested](std::size_t i) { return nested->wholes[i]; });
 }
 
 // The model's scores of rows [0, n), `block` (> 0) rows at a time (at least one block, so that an empty run still

@@ -201,3 +201,30 @@ TEST_CASE("the submission cap is floor(10 x (|D1| + |D2|) / 2)", "[lexicon]") {
   CHECK(termalign::submission_cap(0, 0) == 0);
   CHECK(termalign::submission_cap(1270, 9712) == 54910);
 }
+
+TEST_CASE("nested terms are the list's other terms found as words in a row of a term", "[lexicon]") {
+  const auto list = termalign::read_term_list(
+      fixture("nested.txt",
+              "barre d'outils standard\nbarre\nbarre d'outils\noutils\nd'outils standard\nstandard\n"
+              "barre standard\nbar\noutils standard barre\n"));
+  const auto parts = termalign::nested_terms(list);
+  REQUIRE(parts.size() == list.size());
+  const auto named = [&](std::size_t id) {
+    std::vector<std::string> names;
+    for (const std::uint32_t part : parts[id]) names.push_back(list.terms[part]);
+    std::sort(names.begin(), names.end());
+    return names;
+  };
+  // Words in a row only (not `barre standard`, not `outils`, a part of a word), never the term itself.
+  CHECK(named(0) == std::vector<std::string>{"barre", "barre d'outils", "d'outils standard", "standard"});
+  CHECK(named(1).empty());
+  CHECK(named(2) == std::vector<std::string>{"barre"});
+  CHECK(named(6) == std::vector<std::string>{"barre", "standard"});
+  CHECK(named(7).empty());  // `bar` is no word of `barre`
+  CHECK(named(8) == std::vector<std::string>{"barre", "outils", "standard"});
+  // A part found twice counts once; a very long term costs look-ups of parts of up to 8 words only.
+  std::string repeated = "barre";
+  for (int i = 0; i < 100000; ++i) repeated += " barre";
+  const auto long_list = termalign::read_term_list(fixture("nested-long.txt", "barre\n" + repeated + "\n"));
+  CHECK(termalign::nested_terms(long_list)[1] == std::vector<std::uint32_t>{0});
+}

@@ -4,6 +4,7 @@
 #include <map>
 #include <memory>
 #include <random>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -393,6 +394,73 @@ TEST_CASE("the first stage's columns agree with brute force", "[reranker]") {
     }
   }
   CHECK(alone > 0);  // targets with one candidate are among them
+}
+
+TEST_CASE("the first stage's nested-term columns agree with brute force", "[reranker]") {
+  // Distinct candidates over few terms, each term with random parts (other terms of its list): a candidate's
+  // `parts` column is the best score of a candidate pairing a part of its source with a part of its target, its
+  // `wholes` column the best of a candidate whose terms hold its two; the sentinel where there is none.
+  std::mt19937 generator(11);
+  constexpr std::uint32_t kSources = 40, kTargets = 50;
+  std::uniform_int_distribution<std::uint32_t> source(0, kSources - 1), target(0, kTargets - 1), count(0, 3),
+      level(0, 40);
+  CandidateEvidence evidence;
+  const auto random_parts = [&](std::uint32_t terms) {
+    std::vector<std::vector<std::uint32_t>> parts(terms);
+    std::uniform_int_distribution<std::uint32_t> term(0, terms - 1);
+    for (std::uint32_t t = 0; t < terms; ++t) {
+      for (std::uint32_t k = count(generator); k > 0; --k) {
+        const std::uint32_t part = term(generator);
+        if (part != t && std::find(parts[t].begin(), parts[t].end(), part) == parts[t].end())
+          parts[t].push_back(part);
+      }
+    }
+    return parts;
+  };
+  evidence.source_parts = random_parts(kSources);
+  evidence.target_parts = random_parts(kTargets);
+  std::set<std::pair<std::uint32_t, std::uint32_t>> seen;
+  std::vector<double> values;
+  while (seen.size() < 900) {
+    const std::uint32_t s = source(generator), t = target(generator);
+    if (!seen.insert({s, t}).second) continue;
+    evidence.source.push_back(s);
+    evidence.target.push_back(t);
+    values.push_back(static_cast<double>(level(generator)) / 8 - 2);
+  }
+  const std::size_t n = values.size();
+  const Eigen::VectorXd scores = Eigen::Map<const Eigen::VectorXd>(values.data(), static_cast<Eigen::Index>(n));
+  const FeatureTable table = stage_feature_table(evidence, scores, 2);
+  REQUIRE(table.names == stage_feature_names());
+  const auto column = [&](const std::string& name) {
+    return std::find(table.names.begin(), table.names.end(), name) - table.names.begin();
+  };
+  const auto holds = [](const std::vector<std::uint32_t>& parts, std::uint32_t term) {
+    return std::find(parts.begin(), parts.end(), term) != parts.end();
+  };
+  std::size_t with_parts = 0, with_wholes = 0;
+  for (std::size_t i = 0; i < n; ++i) {
+    float parts = -20.0f, wholes = -20.0f;
+    for (std::size_t j = 0; j < n; ++j) {
+      if (holds(evidence.source_parts[evidence.source[i]], evidence.source[j]) &&
+          holds(evidence.target_parts[evidence.target[i]], evidence.target[j]))
+        parts = std::max(parts, static_cast<float>(values[j]));
+      if (holds(evidence.source_parts[evidence.source[j]], evidence.source[i]) &&
+          holds(evidence.target_parts[evidence.target[j]], evidence.target[i]))
+        wholes = std::max(wholes, static_cast<float>(values[j]));
+    }
+    with_parts += parts > -20.0f;
+    with_wholes += wholes > -20.0f;
+    INFO("candidate " << i);
+    CHECK(table.values(static_cast<Eigen::Index>(i), column("stage1_nested_parts_best")) == parts);
+    CHECK(table.values(static_cast<Eigen::Index>(i), column("stage1_nested_wholes_best")) == wholes);
+  }
+  CHECK(with_parts > 20);
+  CHECK(with_wholes > 20);
+  // Without the lists' parts (a run without the full evidence) the columns hold the sentinel only.
+  evidence.source_parts.clear();
+  const FeatureTable none = stage_feature_table(evidence, scores, 1);
+  CHECK((none.values.col(column("stage1_nested_parts_best")).array() == -20.0f).all());
 }
 
 TEST_CASE("a two-stage model scores candidates as its stages do in turn, and reads back", "[reranker]") {

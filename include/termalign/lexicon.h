@@ -51,4 +51,9 @@ PairList read_pairs(const std::string& path, PairFileKind kind, ScoreColumn scor
 // The BUCC 2022 cap on a submission: floor(10 x (|D1| + |D2|) / 2).
 std::size_t submission_cap(std::size_t source_terms, std::size_t target_terms);
 
+// Nested terms: for each term of `list` (by id), the ids of the list's other terms that are its words in a row
+// (words split at spaces: `barre d'outils` in `barre d'outils standard`), each once, in id order; parts of at most
+// 8 words.
+std::vector<std::vector<std::uint32_t>> nested_terms(const TermList& list);
+
 }  // namespace termalign

@@ -31,6 +31,9 @@ struct CandidateEvidence {
   // each term in its corpus, their z-scores within their term list, and the context vectors' cosine.
   std::vector<float> source_log_frequency, target_log_frequency, source_log_sentences, target_log_sentences;
   std::vector<float> source_frequency_z, target_frequency_z, context_similarity;
+  // Nested terms, with the full evidence (by term id; empty otherwise): the ids of the list's terms that are
+  // another of its terms' words in a row (`barre d'outils` in `barre d'outils standard`).
+  std::vector<std::vector<std::uint32_t>> source_parts, target_parts;
   std::size_t size() const { return source.size(); }
 };
 
