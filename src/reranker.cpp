@@ -220,17 +220,30 @@ NestedSupport nested_support(const CandidateEvidence& evidence, const std::vecto
   const std::size_t n = evidence.size();
   NestedSupport support{std::vector<float>(n, kNoNestedPair), std::vector<float>(n, kNoNestedPair)};
   if (evidence.source_parts.empty() || evidence.target_parts.empty()) return support;
-  std::unordered_map<std::uint64_t, std::uint32_t> index;
-  index.reserve(n);
+  // Only candidates of two terms that are parts can be looked up: a sorted index of those alone (at 130k x 290k
+  // terms, millions of candidates, most of whose terms are parts of none).
+  const auto part_of_some = [](const std::vector<std::vector<std::uint32_t>>& parts) {
+    std::vector<std::uint8_t> is_part(parts.size(), 0);
+    for (const auto& term_parts : parts)
+      for (const std::uint32_t part : term_parts) is_part[part] = 1;
+    return is_part;
+  };
+  const std::vector<std::uint8_t> source_is_part = part_of_some(evidence.source_parts),
+                                  target_is_part = part_of_some(evidence.target_parts);
   const auto key = [](std::uint32_t s, std::uint32_t t) { return (std::uint64_t(s) << 32) | t; };
-  for (std::size_t i = 0; i < n; ++i) index.emplace(key(evidence.source[i], evidence.target[i]), std::uint32_t(i));
+  std::vector<std::pair<std::uint64_t, std::uint32_t>> index;
+  for (std::size_t i = 0; i < n; ++i) {
+    if (source_is_part[evidence.source[i]] && target_is_part[evidence.target[i]])
+      index.emplace_back(key(evidence.source[i], evidence.target[i]), static_cast<std::uint32_t>(i));
+  }
+  std::sort(index.begin(), index.end());
   for (std::size_t i = 0; i < n; ++i) {
     const auto& source_parts = evidence.source_parts[evidence.source[i]];
     const auto& target_parts = evidence.target_parts[evidence.target[i]];
     for (const std::uint32_t p : source_parts) {
       for (const std::uint32_t q : target_parts) {
-        const auto found = index.find(key(p, q));
-        if (found == index.end()) continue;
+        const auto found = std::lower_bound(index.begin(), index.end(), std::pair{key(p, q), std::uint32_t{0}});
+        if (found == index.end() || found->first != key(p, q)) continue;
         support.parts[i] = std::max(support.parts[i], scores[found->second]);
         support.wholes[found->second] = std::max(support.wholes[found->second], scores[i]);
       }
