@@ -23,6 +23,7 @@ extern "C" int blas_thread_shutdown_(void) __attribute__((weak));
 #include <string>
 
 #include "detail/bf16_tiles.h"
+#include "detail/blas_core.h"
 #include "detail/huge_pages.h"
 #include "detail/topk.h"
 #include "detail/windows.h"
@@ -124,7 +125,8 @@ bool openblas_rounds_alike() {
 
 // The kernel similarity_product uses, chosen on first use after the last setting: OpenBLAS when termalign is
 // built with it, OpenBLAS runs single-threaded (use_single_threaded_blas, or OPENBLAS_NUM_THREADS=1), its kernel
-// on this machine rounds alike in every position and set_tile_kernel did not ask for Eigen; else Eigen. Nothing
+// on this machine rounds alike in every position, it recognised the CPU (not a core without AVX2 where Eigen's
+// build has AVX2) and set_tile_kernel did not ask for Eigen; else Eigen. Nothing
 // here changes the process: a program decides (the CLI calls use_single_threaded_blas at start).
 struct TileKernel {
   bool openblas = false;
@@ -152,6 +154,12 @@ TileKernel choose_tile_kernel() {
     return {false, eigen + " (" + openblas + " runs " + std::to_string(openblas_get_num_threads()) + " threads)"};
   }
   if (wanted_kernel == TileKernelChoice::openblas) return {true, openblas};
+#if defined(__AVX2__) && defined(__FMA__)
+  // Eigen is compiled for this machine (AVX2 and FMA at least); an OpenBLAS that did not recognise the CPU runs
+  // kernels without them.
+  if (detail::blas_core_without_avx2(openblas_get_corename()))
+    return {false, eigen + " (" + openblas + " has no AVX2 kernel, which this CPU and Eigen's build have)"};
+#endif
   return openblas_rounds_alike()
              ? TileKernel{true, openblas}
              : TileKernel{false, eigen + " (" + openblas + " rounds a product by its place in the tile)"};

@@ -7,9 +7,10 @@
 #include <vector>
 
 #include "captured_log.h"
+#include "detail/blas_core.h"
+#include "scoring_helpers.h"
 #include "termalign/error.h"
 #include "termalign/logging.h"
-#include "scoring_helpers.h"
 #include "termalign/scoring.h"
 
 using termalign::Candidate;
@@ -488,4 +489,17 @@ TEST_CASE("csls_select's reverse lists: brute force of their two steps, exact wh
     best.insert(best.end(), all.begin(), all.begin() + kReverse);
   }
   require_same_lists(small.reverse, best);
+}
+
+TEST_CASE("OpenBLAS cores without AVX2 are told from the others by name", "[scoring]") {
+  using termalign::detail::blas_core_without_avx2;
+  // What OpenBLAS reports on a CPU it does not recognise, and older families.
+  CHECK(blas_core_without_avx2("Prescott"));
+  CHECK(blas_core_without_avx2("Core2"));
+  CHECK(blas_core_without_avx2("Sandybridge"));
+  CHECK(blas_core_without_avx2("NEHALEM"));
+  // Cores with AVX2 or AVX-512 kernels.
+  for (const char* core : {"Haswell", "SkylakeX", "Cooperlake", "SapphireRapids", "Zen", "Excavator"})
+    CHECK_FALSE(blas_core_without_avx2(core));
+  CHECK_FALSE(blas_core_without_avx2(""));
 }
