@@ -126,8 +126,8 @@ bool openblas_rounds_alike() {
 // The kernel similarity_product uses, chosen on first use after the last setting: OpenBLAS when termalign is
 // built with it, OpenBLAS runs single-threaded (use_single_threaded_blas, or OPENBLAS_NUM_THREADS=1), its kernel
 // on this machine rounds alike in every position, it recognised the CPU (not a core without AVX2 where Eigen's
-// build has AVX2) and set_tile_kernel did not ask for Eigen; else Eigen. Nothing
-// here changes the process: a program decides (the CLI calls use_single_threaded_blas at start).
+// build has AVX2) and set_tile_kernel did not ask for Eigen; else Eigen. Nothing here changes the process: a
+// program decides (the CLI calls use_single_threaded_blas at start).
 struct TileKernel {
   bool openblas = false;
   std::string description;

@@ -131,11 +131,10 @@ struct AlignConfig {
 };
 
 // With input.data_dir: the dataset's files for the empty inputs (terms, seed), checked to exist. An empty
-// input.pair
-// ("en-fr") is set from the folder's file names (seed-<l1>-<l2>.txt, terms-<l1>-<l2>.txt) when they name one pair
-// only, else it is a usage error. Returns the dataset's gold (terms-<l1>-<l2>.txt) when the folder has one, else
-// "". Without data_dir, notes in the log (with `note`) term lists named terms-<l>.txt whose folder holds corpora
-// that the run does not use.
+// input.pair ("en-fr") is set from the folder's file names (seed-<l1>-<l2>.txt, terms-<l1>-<l2>.txt) when they
+// name one pair only, else it is a usage error. Returns the dataset's gold (terms-<l1>-<l2>.txt) when the folder
+// has one, else "". Without data_dir, notes in the log (with `note`) term lists named terms-<l>.txt whose folder
+// holds corpora that the run does not use.
 std::string resolve_dataset(AlignConfig& config, bool note = true);
 
 // Reads a TOML file over `config` (keys absent from the file keep their value). An unknown key, a value of the
