@@ -153,7 +153,15 @@ TileKernel choose_tile_kernel() {
           "first (the CLI does).");
     return {false, eigen + " (" + openblas + " runs " + std::to_string(openblas_get_num_threads()) + " threads)"};
   }
-  if (wanted_kernel == TileKernelChoice::openblas) return {true, openblas};
+  if (wanted_kernel == TileKernelChoice::openblas) {
+    // Asked for, OpenBLAS still has to round alike: otherwise the outputs would depend on the tiling.
+    if (!openblas_rounds_alike())
+      throw_usage_error(
+          "The OpenBLAS tile kernel was asked for, but " + openblas +
+          " rounds a product by its place in the tile, so the results would depend on the tile sizes "
+          "and thread count: use the automatic choice or Eigen's.");
+    return {true, openblas};
+  }
 #if defined(__AVX2__) && defined(__FMA__)
   // Eigen is compiled for this machine (AVX2 and FMA at least); an OpenBLAS that did not recognise the CPU runs
   // kernels without them.

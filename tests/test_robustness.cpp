@@ -17,6 +17,7 @@
 #include <algorithm>
 #include <catch2/catch.hpp>
 #include <chrono>
+#include <cstdio>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -1014,6 +1015,32 @@ TEST_CASE("robustness: a malformed TERMALIGN_TILE_KERNEL is a usage error, befor
       missing_list.extra = std::string("--refine-iterations 0 --threads ") + threads;
       check_rejected(scratch, missing_list, 2, expected, "TERMALIGN_TILE_KERNEL=blas");
     }
+  }
+}
+
+TEST_CASE("robustness: OpenBLAS's tiles asked for where its kernel rounds by position are a usage error",
+          "[robustness]") {
+  // OpenBLAS's AVX2 kernels (core Haswell) round a product by its place in the tile: its tiles would make the
+  // outputs depend on the tiling. OPENBLAS_CORETYPE picks that core on any CPU with AVX2; what the automatic
+  // choice says of it decides what asking for OpenBLAS must do.
+  const std::string environment = "OPENBLAS_CORETYPE=Haswell";
+  std::string version;
+  if (FILE* pipe = popen((environment + " " + shell_quote(TERMALIGN_CLI) + " --version").c_str(), "r")) {
+    char buffer[512];
+    for (std::size_t read; (read = std::fread(buffer, 1, sizeof buffer, pipe)) > 0;) version.append(buffer, read);
+    pclose(pipe);
+  }
+  const Scratch scratch("kernel-by-position");
+  const std::string forced = environment + " TERMALIGN_TILE_KERNEL=openblas";
+  if (version.find("OpenBLAS (core Haswell) rounds a product by its place in the tile") != std::string::npos) {
+    check_stopped_at_once(check_rejected(scratch, AlignRun{}, 2,
+                                         {"The OpenBLAS tile kernel was asked for, but OpenBLAS (core Haswell) "
+                                          "rounds a product by its place in the tile"},
+                                         forced));
+  } else if (version.find("similarity tiles: OpenBLAS (core Haswell)") != std::string::npos) {
+    CHECK(check_accepted(scratch, AlignRun{}, {}, forced) == reference_submission());
+  } else {
+    WARN("skipped: this build or CPU has no OpenBLAS Haswell kernel (termalign --version: " << version << ")");
   }
 }
 

@@ -29,7 +29,8 @@ void similarity_product(const float* lhs, Eigen::Index lhs_rows, const float* rh
 std::string similarity_kernel();
 
 // The tile kernel a program asks for (the CLI: TERMALIGN_TILE_KERNEL): automatic (the choice above), eigen or
-// openblas (a usage error at the first product when the build has no OpenBLAS or it is not single-threaded).
+// openblas (a usage error at the first product when the build has no OpenBLAS, it is not single-threaded or its
+// kernel on this machine rounds by position).
 enum class TileKernelChoice { automatic, eigen, openblas };
 TileKernelChoice parse_tile_kernel(const std::string& name);  // "auto", "eigen", "openblas"; else a usage error
 void set_tile_kernel(TileKernelChoice choice);
