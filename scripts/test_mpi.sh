@@ -85,7 +85,7 @@ if [[ $scaling == 1 ]]; then
        --src-terms "$data/terms-en.txt" --tgt-terms "$data/terms-fr.txt" --threads 1)
   # The default configuration, and the plain method of bench/run_benchmarks.sh (scoring dominates it).
   plain=(--normalization unit-center-unit --whiten false --src-reweight 0 --tgt-reweight 0 --dewhiten none
-         --refine-iterations 0 --k 10 --top-m 10 --orthographic-weight 0 --orthographic-candidates 0)
+         --refine-iterations 0 --k 10 --top-m 10 --orthographic-weight 0 --orthographic-candidates 0 --reranker none)
   for method in default plain; do
     extra=()
     [[ $method == plain ]] && extra=("${plain[@]}")

@@ -390,8 +390,11 @@ AblationResult run_ablation(const AblationGrid& grid, const AblationOptions& opt
   const fs::path dir(grid.output_dir);
   AlignConfig best_config = result.runs[best].config;
   best_config.output.out = (dir / "best.submission.tsv").string();
+  // Its other outputs were no file of the best run (or every run's, the last run's surviving): not written again.
   best_config.output.scores.clear();
+  best_config.output.explain.clear();
   best_config.output.save_mapping.clear();
+  best_config.output.save_mapped_vectors.clear();
   write_pairs(best_config.output.out, best_pairs, false);
   write_file_atomically((dir / "best.config.toml").string(), to_toml(best_config));
   const std::string curve_path = (dir / "best.curve.tsv").string();

@@ -417,6 +417,12 @@ void check_inputs_against_vectors(const AlignConfig& config, bool fit, const Ter
 // early (the mapping, the mapped vectors), and a re-ranker file that is no model, or a corpus model without the
 // corpora (the complete check of its features is FeatureTable::select's, once the run's features are known).
 void check_before_work(const AlignConfig& config) {
+  if (uses_reranker(config) && config.orthography.weight != OrthographyOptions{}.weight) {
+    logger().warn(
+        "orthography.weight ({}) weighs the spelling in the unsupervised score only (reranker none): the "
+        "re-ranker '{}' weighs the spelling evidence itself, so the weight changes nothing here",
+        config.orthography.weight, config.input.reranker);
+  }
   for (const std::string* path : {&config.output.save_mapping, &config.output.save_mapped_vectors}) {
     if (path->empty()) continue;
     const std::filesystem::path folder = std::filesystem::path(*path).parent_path();
@@ -434,6 +440,55 @@ void check_before_work(const AlignConfig& config) {
                         "the model uses the corpus feature '" + *name +
                             "', and this run has no corpora: give --src-corpus and --tgt-corpus, or use a model "
                             "trained without them.");
+    }
+  }
+}
+
+// Each file a run writes is its own and none is one of its inputs: outputs of one path would be renamed over each
+// other (--scores s.tsv --out s.tsv left the scores), and an output over an input would replace it.
+void check_outputs_distinct(const AlignConfig& config) {
+  struct Named {
+    std::string name, path;  // name: "`key`" (the CLI shows its flag)
+  };
+  const auto same_file = [](const std::string& a, const std::string& b) {
+    std::error_code ignored;
+    return std::filesystem::weakly_canonical(a, ignored) == std::filesystem::weakly_canonical(b, ignored);
+  };
+  const OutputOptions& output = config.output;
+  std::vector<Named> outputs{{"`out`", output.out},
+                             {"the resolved configuration of `out`", output.out + ".config.toml"}};
+  if (!output.scores.empty()) outputs.push_back({"`scores`", output.scores});
+  if (!output.explain.empty()) outputs.push_back({"`explain`", output.explain});
+  if (!output.save_mapping.empty()) outputs.push_back({"`save_mapping`", output.save_mapping});
+  if (!output.save_mapped_vectors.empty()) {
+    outputs.push_back({"`save_mapped_vectors`", output.save_mapped_vectors + ".src.vec"});
+    outputs.push_back({"`save_mapped_vectors`", output.save_mapped_vectors + ".tgt.vec"});
+  }
+  for (std::size_t i = 0; i < outputs.size(); ++i) {
+    for (std::size_t j = 0; j < i; ++j) {
+      if (!same_file(outputs[i].path, outputs[j].path)) continue;
+      throw_usage_error(outputs[j].name + " and " + outputs[i].name + " name the same file (" + outputs[i].path +
+                        "): each output needs a file of its own.");
+    }
+  }
+  const InputOptions& input = config.input;
+  std::vector<Named> inputs{{"`src_vectors`", input.src_vectors},
+                            {"`tgt_vectors`", input.tgt_vectors},
+                            {"`src_terms`", input.src_terms},
+                            {"`tgt_terms`", input.tgt_terms},
+                            {"`src_corpus`", input.src_corpus},
+                            {"`tgt_corpus`", input.tgt_corpus},
+                            {"`src_corpus_vectors`", input.src_corpus_vectors},
+                            {"`tgt_corpus_vectors`", input.tgt_corpus_vectors}};
+  if (input.seed != kIdenticalSeed) inputs.push_back({"`seed`", input.seed});
+  if (input.reranker != kDefaultReranker && input.reranker != kNoReranker)
+    inputs.push_back({"`reranker`", input.reranker});
+  for (const Named& read : inputs) {
+    if (read.path.empty()) continue;
+    for (const Named& written : outputs) {
+      if (!same_file(read.path, written.path)) continue;
+      throw_usage_error("The output " + written.name + " is the input " + read.name + " (" + read.path +
+                        "): writing it would replace it.");
     }
   }
 }
@@ -667,6 +722,10 @@ class PipelineRun {
     // Smaller tiles, or a resources error (exit 5).
     guard_scoring_memory(X_.vectors, Z_.vectors, config_, tiles_, full_evidence_ ? config_.ranking.top_m : 0);
     result_.cap = submission_cap(result_.source_terms.size(), result_.target_terms.size());
+    if (config_.ranking.cap > result_.cap && group_.is_root()) {
+      logger().warn("cap {} is above the BUCC cap of these lists, 10 x ({} + {}) / 2 = {}: the list stops there",
+                    config_.ranking.cap, result_.source_terms.size(), result_.target_terms.size(), result_.cap);
+    }
     if (config_.ranking.cap > 0) result_.cap = std::min(result_.cap, config_.ranking.cap);
     stats_.cap = result_.cap;
     result_.per_source = config_.ranking.top_m;
@@ -950,6 +1009,7 @@ AlignmentSummary run_align(const AlignConfig& config, const ProcessGroup& group,
   // Every output is written to its temporary file first and renamed only when all are complete, so a failure
   // (a full disk, an interruption) leaves every previous output as it was. The temporary files are created before
   // any work, so an output folder that is missing or cannot be written stops the run at once, not at its end.
+  check_outputs_distinct(config);
   std::unique_ptr<AtomicFile> submission, scores, resolved_config, explanation;
   const std::string resolved = config.output.out + ".config.toml";
   if (group.is_root()) {  // only rank 0 writes

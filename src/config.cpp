@@ -25,6 +25,72 @@ namespace termalign {
 
 namespace {
 
+// The files of a BUCC dataset folder for languages l, l1-l2 (the organisers' names).
+std::string terms_file(const std::string& l) { return "terms-" + l + ".txt"; }
+std::string corpus_file(const std::string& l) { return "corpus-" + l + ".txt"; }
+std::string seed_file(const std::string& l1, const std::string& l2) { return "seed-" + l1 + "-" + l2 + ".txt"; }
+std::string gold_file(const std::string& l1, const std::string& l2) { return "terms-" + l1 + "-" + l2 + ".txt"; }
+
+// A language pair "l1-l2" split at its one dash into `languages`; false when `pair` is not of that form.
+bool split_pair(const std::string& pair, std::pair<std::string, std::string>& languages) {
+  const std::size_t dash = pair.find('-');
+  if (dash == std::string::npos || dash == 0 || dash + 1 == pair.size() ||
+      pair.find('-', dash + 1) != std::string::npos) {
+    return false;
+  }
+  languages = {pair.substr(0, dash), pair.substr(dash + 1)};
+  return true;
+}
+
+// A change of `data_dir`, `pair` or `dataset_corpora` (to false) over a configuration that already names the
+// files the former folder gave (a resolved O.config.toml does, resolve_dataset having filled them) empties those
+// inputs, so that the new folder or pair fills them again: else the former dataset's lists would be scored
+// against the new folder's gold. Inputs named otherwise are kept.
+void forget_dataset_inputs(InputOptions& input, bool corpora_only) {
+  std::pair<std::string, std::string> languages;
+  if (input.data_dir.empty() || !split_pair(input.pair, languages)) return;
+  const std::filesystem::path dir = std::filesystem::path(input.data_dir).lexically_normal();
+  const auto from_folder = [&](const std::string& field, const std::string& name) {
+    return !field.empty() && std::filesystem::path(field).lexically_normal() == dir / name;
+  };
+  std::vector<std::string> forgotten;
+  const auto forget = [&](std::string& field, const char* key, const std::string& name) {
+    if (!from_folder(field, name)) return;
+    forgotten.push_back(std::string(key) + " (" + field + ")");
+    field.clear();
+  };
+  const std::string &l1 = languages.first, &l2 = languages.second;
+  if (!corpora_only) {
+    forget(input.src_terms, "src_terms", terms_file(l1));
+    forget(input.tgt_terms, "tgt_terms", terms_file(l2));
+    forget(input.seed, "seed", seed_file(l1, l2));
+  }
+  if (from_folder(input.src_corpus, corpus_file(l1)) && from_folder(input.tgt_corpus, corpus_file(l2))) {
+    forget(input.src_corpus, "src_corpus", corpus_file(l1));
+    forget(input.tgt_corpus, "tgt_corpus", corpus_file(l2));
+  }
+  if (forgotten.empty()) return;
+  std::string list;
+  for (const std::string& item : forgotten) list += (list.empty() ? "" : ", ") + item;
+  logger().info("the dataset folder {} ({}) gave {}: the new data_dir, pair or dataset_corpora decides them again",
+                input.data_dir, input.pair, list);
+}
+
+// Sets `field` (data_dir, pair or dataset_corpora; any other option is only set) to `value`, first forgetting the
+// inputs the former dataset gave when the value changes (forget_dataset_inputs).
+template <class Field>
+void set_field(InputOptions& input, const std::string& section, const std::string& key, Field& field,
+               const Field& value) {
+  if (section == "input" && field != value) {
+    if constexpr (std::is_same_v<Field, std::string>) {
+      if (key == "data_dir" || key == "pair") forget_dataset_inputs(input, false);
+    } else if constexpr (std::is_same_v<Field, bool>) {
+      if (key == "dataset_corpora" && !value) forget_dataset_inputs(input, true);
+    }
+  }
+  field = value;
+}
+
 // Every option of AlignConfig, once: reading, writing and the unknown-key check all walk this list, so a new
 // option cannot be readable but not written (or the reverse).
 template <class Config, class Visitor>
@@ -221,6 +287,12 @@ void AlignConfig::validate() const {
           "neighbourhood_words (" + std::to_string(scoring.neighbourhood_words) +
               ") cannot exceed the number of frequent words loaded, most_frequent (" +
               std::to_string(input.most_frequent) + ").");
+  require(mapping.refine_iterations == 0 || input.most_frequent >= mapping.refine_words,
+          "refine_words (" + std::to_string(mapping.refine_words) +
+              ") cannot exceed the number of frequent words loaded, most_frequent (" +
+              std::to_string(input.most_frequent) +
+              "): the refinement would induce its dictionary among words loaded only for the terms and the seed. "
+              "Lower refine_words too, or set refine_iterations = 0.");
   require(mapping.min_seed_pairs >= 1, "min_seed_pairs must be at least 1.");
   require(mapping.dewhiten == Dewhiten::none || mapping.whiten, "De-whitening needs whiten = true.");
   require(
@@ -319,7 +391,7 @@ void apply_table(const toml::table& table, const std::string& path, AlignConfig&
     using Field = std::decay_t<decltype(field)>;
     if constexpr (std::is_same_v<Field, bool>) {
       if (!node->is_boolean()) throw_config_error(path, line, name + " must be true or false.");
-      field = node->as_boolean()->get();
+      set_field(config.input, section, key, field, node->as_boolean()->get());
     } else if constexpr (std::is_floating_point_v<Field>) {
       if (!node->is_number()) throw_config_error(path, line, name + " must be a number.");
       field =
@@ -336,10 +408,11 @@ void apply_table(const toml::table& table, const std::string& path, AlignConfig&
       if (!node->is_string()) throw_config_error(path, line, name + " must be a string.");
       const std::string value = node->as_string()->get();
       if constexpr (std::is_same_v<Field, std::string>) {
-        field = value;
-        if (is_path_option(section, key, value) && !value.empty() && std::filesystem::path(value).is_relative()) {
-          field = (base / value).lexically_normal().string();  // relative to the configuration file
-        }
+        const bool relative =
+            is_path_option(section, key, value) && !value.empty() && std::filesystem::path(value).is_relative();
+        // A relative path is relative to the configuration file.
+        set_field(config.input, section, key, field,
+                  relative ? (base / value).lexically_normal().string() : value);
       } else {
         try {
           if constexpr (std::is_same_v<Field, Normalization>) field = parse_normalization(value);
@@ -420,7 +493,7 @@ void set_option(AlignConfig& config, const std::string& name, const OptionValue&
     using Field = std::decay_t<decltype(field)>;
     if constexpr (std::is_same_v<Field, bool>) {
       if (!std::holds_alternative<bool>(value)) throw_usage_error(option + " must be true or false.");
-      field = std::get<bool>(value);
+      set_field(config.input, section, key, field, std::get<bool>(value));
     } else if constexpr (std::is_floating_point_v<Field>) {
       if (std::holds_alternative<double>(value)) {
         field = std::get<double>(value);
@@ -439,7 +512,7 @@ void set_option(AlignConfig& config, const std::string& name, const OptionValue&
     } else {
       if (!std::holds_alternative<std::string>(value)) throw_usage_error(option + " must be a string.");
       const std::string& text = std::get<std::string>(value);
-      if constexpr (std::is_same_v<Field, std::string>) field = text;
+      if constexpr (std::is_same_v<Field, std::string>) set_field(config.input, section, key, field, text);
       try {
         if constexpr (std::is_same_v<Field, Normalization>) field = parse_normalization(text);
         if constexpr (std::is_same_v<Field, Neighbourhood>) field = parse_neighbourhood(text);
@@ -529,23 +602,6 @@ std::string option_text(const AlignConfig& config, const std::string& name) {
 
 namespace {
 
-// The files of a BUCC dataset folder for languages l, l1-l2 (the organisers' names).
-std::string terms_file(const std::string& l) { return "terms-" + l + ".txt"; }
-std::string corpus_file(const std::string& l) { return "corpus-" + l + ".txt"; }
-std::string seed_file(const std::string& l1, const std::string& l2) { return "seed-" + l1 + "-" + l2 + ".txt"; }
-std::string gold_file(const std::string& l1, const std::string& l2) { return "terms-" + l1 + "-" + l2 + ".txt"; }
-
-// A language pair "l1-l2" split at its one dash into `languages`; false when `pair` is not of that form.
-bool split_pair(const std::string& pair, std::pair<std::string, std::string>& languages) {
-  const std::size_t dash = pair.find('-');
-  if (dash == std::string::npos || dash == 0 || dash + 1 == pair.size() ||
-      pair.find('-', dash + 1) != std::string::npos) {
-    return false;
-  }
-  languages = {pair.substr(0, dash), pair.substr(dash + 1)};
-  return true;
-}
-
 // The language pairs a BUCC folder names in its files (seed-<l1>-<l2>.txt, terms-<l1>-<l2>.txt), each as "l1-l2",
 // sorted and without repeats; a pair counts only when the folder also holds its two term lists.
 std::vector<std::string> pairs_in_folder(const std::filesystem::path& dir) {
@@ -603,7 +659,17 @@ std::string resolve_dataset(AlignConfig& config, bool note) {
     return {};
   }
   const std::filesystem::path dir(input.data_dir);
-  if (!std::filesystem::is_directory(dir)) throw_input_error(input.data_dir, 0, "is not a folder (`data_dir`)");
+  // The folder's files are looked up without throwing: a path the system refuses (too long, not permitted) is an
+  // input error naming it, or a file that is not there.
+  std::error_code status;
+  if (!std::filesystem::is_directory(dir, status)) {
+    throw_input_error(input.data_dir, 0,
+                      "is not a folder (`data_dir`)" + (status ? ": " + status.message() : std::string()));
+  }
+  const auto there = [](const std::filesystem::path& path) {
+    std::error_code ignored;
+    return std::filesystem::exists(path, ignored);
+  };
   if (input.pair.empty()) {
     // The folder's file names say its pair when they name one only (a folder of both directions must choose).
     const std::vector<std::string> pairs = pairs_in_folder(dir);
@@ -628,11 +694,11 @@ std::string resolve_dataset(AlignConfig& config, bool note) {
   const auto take = [&](std::string& field, const std::string& name) {
     if (!field.empty()) return;
     const std::filesystem::path file = dir / name;
-    if (!std::filesystem::exists(file)) {
+    if (!there(file)) {
       std::string cause = " (a BUCC dataset holds " + terms_file(l1) + ", " + terms_file(l2) + " and " +
                           seed_file(l1, l2) + "); give that input with its own option.";
       // A folder of the other direction: its seed lexicon reads l2<TAB>l1, which a run l1-l2 cannot take.
-      if (std::filesystem::exists(dir / seed_file(l2, l1)) && !std::filesystem::exists(dir / seed_file(l1, l2))) {
+      if (there(dir / seed_file(l2, l1)) && !there(dir / seed_file(l1, l2))) {
         cause = ": it is a dataset of the pair " + l2 + "-" + l1 + " (" + seed_file(l2, l1) + "). Give --pair " +
                 l2 + "-" + l1 + ", or for the direction " + l1 + "-" + l2 +
                 " a seed lexicon with the columns swapped (--seed).";
@@ -647,13 +713,13 @@ std::string resolve_dataset(AlignConfig& config, bool note) {
   // The corpora: both or neither (a dataset with one of them is used without; a corpus given by its own option
   // keeps the pair as given, and validate() asks for the other).
   const std::filesystem::path src_corpus = dir / corpus_file(l1), tgt_corpus = dir / corpus_file(l2);
-  if (input.dataset_corpora && input.src_corpus.empty() && input.tgt_corpus.empty() &&
-      std::filesystem::exists(src_corpus) && std::filesystem::exists(tgt_corpus)) {
+  if (input.dataset_corpora && input.src_corpus.empty() && input.tgt_corpus.empty() && there(src_corpus) &&
+      there(tgt_corpus)) {
     input.src_corpus = src_corpus.lexically_normal().string();
     input.tgt_corpus = tgt_corpus.lexically_normal().string();
   }
   const std::filesystem::path gold = dir / gold_file(l1, l2);
-  return std::filesystem::exists(gold) ? gold.lexically_normal().string() : std::string();
+  return there(gold) ? gold.lexically_normal().string() : std::string();
 }
 
 void load_config(const std::string& path, AlignConfig& config) {

@@ -143,6 +143,41 @@ TEST_CASE("With both corpora the default re-ranker is the corpus model", "[align
   CHECK_THROWS_WITH(run_align(config), Catch::Contains("src_corpus"));
 }
 
+TEST_CASE("Options that cannot act as asked get a warning: a cap above the BUCC cap, a weight a re-ranker ignores",
+          "[align]") {
+  AlignConfig config = sample_config("vec", "inert-options.tsv");
+  config.mapping.refine_iterations = 0;
+  config.ranking.cap = 100000;
+  config.orthography.weight = 0.3;
+  std::vector<RankedPair> pairs;
+  {
+    const CapturedLog log;
+    pairs = align_terms(config);
+    // 181 x 533 usable terms of 184 x 552 listed: the cap counts the lists.
+    CHECK(log.warnings_with("cap 100000 is above the BUCC cap of these lists, 10 x (184 + 552) / 2 = 3680") == 1);
+    CHECK(log.warnings_with("orthography.weight (0.3) weighs the spelling in the unsupervised score only") == 1);
+  }
+  config.orthography.weight = 0.1;
+  config.ranking.cap = 0;
+  {
+    const CapturedLog log;
+    const std::vector<RankedPair> again = align_terms(config);  // the weight and the cap changed nothing
+    REQUIRE(again.size() == pairs.size());
+    for (std::size_t i = 0; i < pairs.size(); ++i) {
+      CHECK(again[i].source == pairs[i].source);
+      CHECK(again[i].target == pairs[i].target);
+      CHECK(again[i].score == pairs[i].score);
+    }
+    CHECK(log.warnings_with("above the BUCC cap") == 0);
+    CHECK(log.warnings_with("orthography.weight") == 0);
+  }
+  config.input.reranker = "none";
+  config.orthography.weight = 0.3;
+  const CapturedLog log;
+  align_terms(config);
+  CHECK(log.warnings_with("orthography.weight") == 0);
+}
+
 TEST_CASE("The output does not depend on threads or tile sizes", "[align]") {
   AlignConfig one = sample_config("vec", "threads-1.tsv");
   one.scoring.threads = 1;

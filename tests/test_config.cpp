@@ -149,6 +149,13 @@ TEST_CASE("validate() rejects bad values with a sentence", "[config]") {
   config.scoring.neighbourhood = Neighbourhood::vocabulary;
   config.scoring.neighbourhood_words = config.input.most_frequent + 1;
   CHECK_THROWS_WITH(config.validate(), Catch::Contains("most_frequent"));
+  config.scoring.neighbourhood = Neighbourhood::terms;
+  // The refinement's dictionary among the frequent words loaded, not among those loaded for the terms.
+  config.input.most_frequent = 1000;
+  CHECK_THROWS_WITH(config.validate(), Catch::Contains("refine_words (3000) cannot exceed the number of frequent "
+                                                       "words loaded, most_frequent (1000)"));
+  config.mapping.refine_iterations = 0;
+  CHECK_NOTHROW(config.validate());
 }
 
 TEST_CASE("configs/default.toml holds exactly the library's defaults", "[config]") {

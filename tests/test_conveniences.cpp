@@ -319,6 +319,72 @@ TEST_CASE("align --data-dir --pair reads the dataset's files and scores the run 
   CHECK_THAT(warned.output, Catch::Contains("AP: "));
 }
 
+TEST_CASE("A new data_dir, pair or dataset_corpora over a resolved configuration takes the new dataset's files",
+          "[dataset]") {
+  // A resolved O.config.toml names the files its folder gave. A run from it with another folder (a flag, a Python
+  // keyword, a grid's value) must read that folder's lists, seed and corpora, which its gold scores.
+  const std::string dir = scratch_dir("dataset-change");
+  const std::string other = dir + "/other";
+  fs::create_directories(other);
+  for (const char* name :
+       {"terms-en.txt", "terms-fr.txt", "seed-en-fr.txt", "corpus-en.txt", "corpus-fr.txt", "terms-en-fr.txt"})
+    fs::copy(kSample + name, other + "/" + name);
+  const auto in = [](const std::string& folder, const char* name) {
+    return (fs::path(folder) / name).lexically_normal().string();
+  };
+  AlignConfig first;
+  first.input.src_vectors = kModels + "en.vec";
+  first.input.tgt_vectors = kModels + "fr.vec";
+  first.input.data_dir = kSample;
+  first.input.pair = "en-fr";
+  resolve_dataset(first);
+  REQUIRE(first.input.src_corpus == in(kSample, "corpus-en.txt"));
+  const std::string resolved = dir + "/run.tsv.config.toml";
+  std::ofstream(resolved) << to_toml(first);
+  const auto reread = [&] {
+    AlignConfig config;
+    load_config(resolved, config);
+    REQUIRE(config.input.src_terms == in(kSample, "terms-en.txt"));
+    return config;
+  };
+  const auto check_other = [&](AlignConfig config) {
+    const std::string gold = resolve_dataset(config);
+    CHECK(gold == in(other, "terms-en-fr.txt"));
+    CHECK(config.input.src_terms == in(other, "terms-en.txt"));
+    CHECK(config.input.tgt_terms == in(other, "terms-fr.txt"));
+    CHECK(config.input.seed == in(other, "seed-en-fr.txt"));
+    CHECK(config.input.src_corpus == in(other, "corpus-en.txt"));
+    CHECK(config.input.tgt_corpus == in(other, "corpus-fr.txt"));
+  };
+  {
+    const CapturedLog log;
+    AlignConfig flag = reread();
+    set_option(flag, "data_dir", other);  // a flag or a Python keyword
+    CHECK(log.lines_with("info", "the new data_dir, pair or dataset_corpora decides them again").size() == 1);
+    check_other(flag);
+  }
+  AlignConfig grid = reread();
+  apply_toml(grid, "[input]\ndata_dir = '" + other + "'\n", "grid");  // a grid's value over its base
+  check_other(grid);
+  // dataset_corpora = false leaves the folder's corpora out, and keeps its other files.
+  AlignConfig no_corpora = reread();
+  set_option(no_corpora, "dataset_corpora", false);
+  resolve_dataset(no_corpora);
+  CHECK(no_corpora.input.src_corpus.empty());
+  CHECK(no_corpora.input.tgt_corpus.empty());
+  CHECK(no_corpora.input.seed == in(kSample, "seed-en-fr.txt"));
+  // An input named otherwise stays, and the same folder again changes nothing.
+  AlignConfig named = reread();
+  set_option(named, "src_terms", kSample + "terms-en-fr.txt");
+  set_option(named, "data_dir", other);
+  resolve_dataset(named);
+  CHECK(named.input.src_terms == kSample + "terms-en-fr.txt");
+  CHECK(named.input.tgt_terms == in(other, "terms-fr.txt"));
+  AlignConfig same = reread();
+  set_option(same, "pair", "en-fr");
+  CHECK(to_toml(same) == to_toml(first));
+}
+
 TEST_CASE("train-reranker --data-dir takes the dataset's gold when --gold is not given", "[dataset]") {
   const std::string dir = scratch_dir("train-data-dir");
   const std::string vectors = "--src-vectors '" + kModels + "en.vec' --tgt-vectors '" + kModels + "fr.vec'";
@@ -487,6 +553,12 @@ TEST_CASE("a mistyped sub-command or flag gets a suggestion and exit 2", "[cli]"
   const auto far = run_cli("evaluate --gold a --pred b --completely-different", true);
   CHECK(far.exit_code == 2);
   CHECK_THAT(far.output, !Catch::Contains("did you mean"));
+  // Two flags of which one would be ignored: an error, not a silent choice.
+  const auto both_formats = run_cli("evaluate --gold '" + kSample + "terms-en-fr.txt' --pred '" + kSample +
+                                        "terms-en-fr.txt' --json --format tsv",
+                                    true);
+  CHECK(both_formats.exit_code == 2);
+  CHECK_THAT(both_formats.output, Catch::Contains("--json excludes --format"));
 }
 
 TEST_CASE("Term lists of a BUCC folder named without its corpora get a note", "[dataset]") {

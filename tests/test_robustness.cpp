@@ -831,11 +831,34 @@ TEST_CASE("robustness: a seed lexicon with its columns swapped", "[robustness]")
   check_rejected(scratch, run, 3,
                  {run.seed + ": the columns look swapped: ", "as target<TAB>source, only ", "Swap the two columns",
                   "--allow-reversed"});
+  // --allow-reversed=false is the check, as without the flag.
+  AlignRun explicit_false = run;
+  explicit_false.extra += " --allow-reversed=false";
+  check_rejected(scratch, explicit_false, 3, {run.seed + ": the columns look swapped: "});
   // --allow-reversed goes on, with the warning and the low coverage's.
   run.extra += " --allow-reversed";
   check_accepted(scratch, run,
                  {run.seed + ": the columns look swapped", "used as written (--allow-reversed)",
                   "seed pairs (9 %) have both sides", "its columns are swapped"});
+}
+
+TEST_CASE("robustness: two outputs of one file, or an output over an input, are usage errors", "[robustness]") {
+  const Scratch scratch("outputs-distinct");
+  AlignRun run;
+  run.out = scratch.file("out.tsv");
+  run.extra += " --scores " + scratch.file("./out.tsv");
+  check_stopped_at_once(check_rejected(
+      scratch, run, 2, {"--out and --scores name the same file (" + scratch.file("./out.tsv") + ")"}));
+  run.extra = "--threads 1 --refine-iterations 0 --explain " + scratch.file("out.tsv.config.toml");
+  check_rejected(scratch, run, 2, {"the resolved configuration of --out and --explain name the same file"});
+  // An output over an input: the input stays as it was.
+  const std::string terms = scratch.write("terms-en.txt", read_bytes(kSample + "terms-en.txt"));
+  AlignRun over_input;
+  over_input.src_terms = terms;
+  over_input.extra += " --scores " + terms;
+  check_rejected(scratch, over_input, 2,
+                 {"The output --scores is the input --src-terms (" + terms + "): writing it would replace it."});
+  CHECK(read_bytes(terms) == read_bytes(kSample + "terms-en.txt"));
 }
 
 TEST_CASE("robustness: a seed lexicon of which under 20 % of the pairs are usable", "[robustness]") {

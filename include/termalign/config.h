@@ -107,7 +107,8 @@ struct RankingOptions {
 };
 
 struct OrthographyOptions {
-  double weight = 0.1;         // score = CSLS + weight x orthographic similarity of the two terms (0 = off)
+  double weight = 0.1;  // unsupervised score = CSLS + weight x orthographic similarity of the two terms (0 = off);
+                        // a re-ranker weighs the spelling evidence itself
   bool transliterate = true;   // Cyrillic and Greek letters are transliterated to Latin before comparing
   std::size_t candidates = 5;  // also add each source term's m orthographically closest targets (0 = none)
   std::size_t work_bound = 2048;  // their search: n-gram postings read per source term at most (0 = no bound)

@@ -89,8 +89,10 @@ const std::map<std::string, std::string>& option_help() {
        "larger than this many MiB (0 = never); the output does not depend on it"},
       {"top-m", "Keep each source term's m best targets (0 = no limit)"},
       {"mutual-m", "Keep only pairs mutually within the top m (0 = off)"},
-      {"cap", "Cut the list at this many pairs (0 = the BUCC cap)"},
-      {"orthographic-weight", "Add this weight x orthographic similarity to the score (0 = off)"},
+      {"cap", "Cut the list at this many pairs, at most the BUCC cap (0 = the BUCC cap)"},
+      {"orthographic-weight",
+       "Unsupervised score (--reranker none): add this weight x orthographic similarity (0 = off); a re-ranker "
+       "weighs the spelling itself"},
       {"transliterate", "Transliterate Cyrillic and Greek before comparing spellings"},
       {"orthographic-candidates", "Also add each source term's m closest spellings as candidates"},
       {"orthographic-work-bound",

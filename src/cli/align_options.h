@@ -61,7 +61,7 @@ struct AlignOptions {
     for (const auto& [flag, parsed] : given) {
       if (parsed->count()) set_option_text(config, flag, values.at(flag));
     }
-    if (allow_reversed_flag->count()) config.input.allow_reversed = true;
+    if (allow_reversed_flag->count()) config.input.allow_reversed = allow_reversed;  // --allow-reversed=false too
     const std::string gold = resolve_dataset(config);
     if (dataset_gold) *dataset_gold = gold;
     return config;

@@ -90,11 +90,13 @@ void add_evaluate_command(CLI::App& app) {
                     "Drop predicted pairs with a term outside the term lists, before ranking");
   command->add_flag("--breakdown", arguments->options.breakdown,
                     "Recall and AP on identical / close / far and single- / multi-word gold subsets");
-  command->add_flag("--json", arguments->json,
-                    "Print the scores as one JSON object (with several runs: an array)");
-  command->add_option("--format", arguments->format,
-                      "Print one table row per run: markdown, tsv or json (the default with several --pred: "
-                      "markdown)");
+  CLI::Option* json = command->add_flag("--json", arguments->json,
+                                        "Print the scores as one JSON object (with several runs: an array)");
+  command
+      ->add_option("--format", arguments->format,
+                   "Print one table row per run: markdown, tsv or json (the default with several --pred: "
+                   "markdown)")
+      ->excludes(json);
   command->add_option("--curve", arguments->curve, "Write P, R, F1 and AP at every rank to this TSV file");
   command->add_option("--details", arguments->details,
                       "Write each hit with its rank and the running P, R and AP to this TSV file");
