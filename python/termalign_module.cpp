@@ -4,14 +4,17 @@
 #include <pybind11/numpy.h>
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
+#include <spdlog/details/null_mutex.h>
 #include <spdlog/sinks/base_sink.h>
 
+#include <atomic>
 #include <cmath>
 #include <cstdint>
 #include <memory>
 #include <mutex>
 #include <string>
 #include <tuple>
+#include <type_traits>
 #include <vector>
 
 #include "termalign/ablation.h"
@@ -63,10 +66,12 @@ spdlog::level::level_enum spdlog_level(int python) {
 }
 
 // Hands each log line to logging.getLogger("termalign") with the GIL taken (lines come from the library's worker
-// threads while the calling thread waits without the GIL). Off once the interpreter is finalising.
-class PythonSink : public spdlog::sinks::base_sink<std::mutex> {
+// threads while the calling thread waits without the GIL). Off once the interpreter is finalising. No lock of its
+// own (null_mutex): a sink lock held while waiting for the GIL would deadlock against a thread that holds the GIL
+// and logs through termalign; Python's logging is safe to call from several threads.
+class PythonSink : public spdlog::sinks::base_sink<spdlog::details::null_mutex> {
  public:
-  bool enabled = true;
+  std::atomic<bool> enabled{true};
 
  protected:
   void sink_it_(const spdlog::details::log_msg& message) override {
@@ -91,6 +96,11 @@ void follow_python_level() {
   logger().set_level(spdlog_level(level));
 }
 
+template <class T>
+struct type_tag {
+  using type = T;
+};
+
 // A path given as str or os.PathLike, as text.
 std::string fspath(const py::handle& value) {
   return py::module_::import("os").attr("fspath")(value).cast<std::string>();
@@ -103,17 +113,44 @@ OptionValue option_value(const std::string& name, const py::handle& value) {
   if (py::isinstance<py::float_>(value)) return value.cast<double>();
   if (py::isinstance<py::str>(value)) return value.cast<std::string>();
   if (py::hasattr(value, "__fspath__")) return fspath(value);
+  // A NumPy scalar (np.int64, np.float32, np.bool_: what a grid's values drawn from an array are) by its kind.
+  if (py::hasattr(value, "dtype") && py::hasattr(value, "item") && py::len(value.attr("shape")) == 0) {
+    const std::string kind = py::str(value.attr("dtype").attr("kind"));
+    if (kind == "b" || kind == "i" || kind == "u" || kind == "f") return option_value(name, value.attr("item")());
+  }
   throw_usage_error("Option " + name + " takes a bool, a number or a string (got " +
                     std::string(py::str(value.get_type().attr("__name__"))) + ").");
 }
 
-// Each keyword over `config` (None: not given).
+// Each keyword over `config` (None: not given), all or none: a rejected keyword leaves `config` as it was.
 void apply_keywords(AlignConfig& config, const py::kwargs& options) {
+  AlignConfig changed = config;
   for (const auto& [key, value] : options) {
     if (value.is_none()) continue;
     const std::string name = key.cast<std::string>();
-    set_option(config, name, option_value(name, value));
+    set_option(changed, name, option_value(name, value));
   }
+  config = std::move(changed);
+}
+
+// `function` returns its results and writes no run's files: out=, scores= and explain= are refused, not ignored.
+void refuse_output_files(const py::kwargs& options, const std::string& function) {
+  for (const char* output : {"out", "scores", "explain"}) {
+    if (options.contains(output) && !options[output].is_none()) {
+      throw_usage_error(function + " returns its results and writes no file, so it takes no " + output +
+                        "=: write them yourself, or run `termalign align`.");
+    }
+  }
+}
+
+// The keywords over an Aligner's configuration, all or none, then the files of a data_dir (resolve_dataset: a new
+// folder or pair gives its own lists, seed and corpora).
+void apply_aligner_keywords(AlignConfig& config, const py::kwargs& options, const std::string& function) {
+  refuse_output_files(options, function);
+  AlignConfig changed = config;
+  apply_keywords(changed, options);
+  resolve_dataset(changed);
+  config = std::move(changed);
 }
 
 // The configuration file (when given), then the keywords over it, then a --data-dir's files.
@@ -153,6 +190,11 @@ Matrix from_numpy(const py::array_t<float, py::array::c_style | py::array::force
   if (array.ndim() != 2) throw_usage_error(std::string(what) + " must be a 2-D array (rows x dimensions).");
   Matrix matrix(array.shape(0), array.shape(1));
   std::copy(array.data(), array.data() + array.size(), matrix.data());
+  if (!matrix.allFinite()) {
+    Eigen::Index row = 0;
+    while (matrix.row(row).allFinite()) ++row;
+    throw_usage_error(std::string(what) + " holds a NaN or infinite value (row " + std::to_string(row) + ").");
+  }
   return matrix;
 }
 
@@ -289,12 +331,7 @@ PYBIND11_MODULE(termalign, m) {
   m.def(
       "align",
       [](py::object config, py::kwargs options) {
-        for (const char* output : {"out", "scores", "explain"}) {
-          if (options.contains(output) && !options[output].is_none()) {
-            throw_usage_error(std::string("align() returns the ranked pairs and writes no file, so it takes no ") +
-                              output + "=: write the returned list yourself, or run `termalign align`.");
-          }
-        }
+        refuse_output_files(options, "align()");
         const AlignConfig resolved = make_config(config, options);
         follow_python_level();
         std::vector<RankedPair> pairs;
@@ -312,6 +349,7 @@ PYBIND11_MODULE(termalign, m) {
   m.def(
       "explain",
       [](py::object config, py::kwargs options) {
+        refuse_output_files(options, "explain()");
         const AlignConfig resolved = make_config(config, options);
         follow_python_level();
         Explanation explanation;
@@ -532,11 +570,15 @@ PYBIND11_MODULE(termalign, m) {
                       "load_vectors / set_vectors -> fit_mapping / set_mapping -> compose -> score -> rank;\n"
                       "align() runs it whole (as termalign.align) with the kept vectors.")
       .def(py::init([](py::object config, py::kwargs options) {
+             refuse_output_files(options, "Aligner");
              return std::make_unique<Aligner>(make_config(config, options));
            }),
            py::arg("config") = py::none())
       .def(
-          "set_options", [](Aligner& aligner, py::kwargs options) { apply_keywords(aligner.config(), options); },
+          "set_options",
+          [](Aligner& aligner, py::kwargs options) {
+            apply_aligner_keywords(aligner.config(), options, "Aligner.set_options");
+          },
           "Changes options for the next stages and runs (the loaded vectors are kept when the inputs are the "
           "same).")
       .def_property_readonly(
@@ -653,9 +695,22 @@ PYBIND11_MODULE(termalign, m) {
              std::vector<std::uint32_t> target_ids, std::vector<std::string> source_terms,
              std::vector<std::string> target_terms) {
             CslsSelection scored;
-            const auto rows = scores["source"].cast<std::vector<std::uint32_t>>();
-            const auto cols = scores["target"].cast<std::vector<std::uint32_t>>();
-            const auto csls = scores["csls"].cast<std::vector<float>>();
+            const auto column = [&](const char* key, auto type) {
+              using Column = typename decltype(type)::type;
+              if (!scores.contains(key))
+                throw_usage_error(std::string("scores has no '") + key + "': give the dict score() returns.");
+              try {
+                return scores[key].cast<Column>();
+              } catch (const py::cast_error&) {
+                throw_usage_error(
+                    std::string("scores['") + key + "'] must be a sequence of " +
+                    (std::is_same_v<Column, std::vector<float>> ? "numbers" : "non-negative integers") +
+                    ", as score() returns it.");
+              }
+            };
+            const auto rows = column("source", type_tag<std::vector<std::uint32_t>>{});
+            const auto cols = column("target", type_tag<std::vector<std::uint32_t>>{});
+            const auto csls = column("csls", type_tag<std::vector<float>>{});
             if (rows.size() != cols.size() || rows.size() != csls.size())
               throw_usage_error("scores' source, target and csls arrays need the same length.");
             for (std::size_t i = 0; i < rows.size(); ++i)
@@ -680,7 +735,7 @@ PYBIND11_MODULE(termalign, m) {
       .def(
           "align",
           [](Aligner& aligner, py::kwargs options) {
-            apply_keywords(aligner.config(), options);
+            apply_aligner_keywords(aligner.config(), options, "Aligner.align");
             follow_python_level();
             std::vector<RankedPair> pairs;
             {

@@ -8,6 +8,7 @@ import logging
 import os
 import pathlib
 import subprocess
+import sys
 import threading
 import time
 
@@ -135,6 +136,97 @@ def test_errors_are_python_exceptions_with_the_message(tmp_path):
         termalign.align(config=CONFIG, src_terms=str(missing))
     assert issubclass(termalign.InputError, termalign.Error)
     assert issubclass(termalign.Error, RuntimeError)
+
+
+def test_numpy_scalars_are_option_values_and_a_rejected_keyword_changes_nothing():
+    # A grid's values drawn from a NumPy array: np.int64, np.float32, np.bool_ as their Python values.
+    resolved = termalign.resolve_config(config=CONFIG, top_m=np.int64(5), orthographic_weight=np.float32(0.25),
+                                        whiten=np.bool_(False))
+    assert "top_m = 5" in resolved and "weight = 0.25" in resolved and "whiten = false" in resolved
+    aligner = termalign.Aligner(config=CONFIG)
+    before = aligner.config
+    with pytest.raises(termalign.UsageError, match="`k` must be an integer"):
+        aligner.set_options(top_m=1, k="three")
+    assert aligner.config == before
+
+
+def test_an_aligner_takes_a_new_dataset_folder_whole(tmp_path):
+    # The first folder's lists, seed and corpora are not kept under the new folder's name.
+    other = tmp_path / "other"
+    other.mkdir()
+    for name in ("terms-en.txt", "terms-fr.txt", "seed-en-fr.txt", "corpus-en.txt", "corpus-fr.txt"):
+        (other / name).write_bytes((SAMPLE / name).read_bytes())
+    aligner = termalign.Aligner(src_vectors=ROOT / "models/sample/en.vec", tgt_vectors=ROOT / "models/sample/fr.vec",
+                                data_dir=SAMPLE)
+    assert f"src_terms = '{SRC_TERMS}'" in aligner.config
+    aligner.set_options(data_dir=other)
+    for name in ("terms-en.txt", "terms-fr.txt", "seed-en-fr.txt", "corpus-en.txt", "corpus-fr.txt"):
+        assert f"'{other / name}'" in aligner.config
+    assert str(SAMPLE) + "/" not in aligner.config.replace(f"data_dir = '{other}'", "")
+    fresh = termalign.Aligner(src_vectors=ROOT / "models/sample/en.vec", tgt_vectors=ROOT / "models/sample/fr.vec")
+    fresh.set_options(data_dir=SAMPLE)
+    assert f"src_terms = '{SRC_TERMS}'" in fresh.config
+
+
+def test_outputs_are_refused_where_nothing_writes_them(tmp_path):
+    for keyword in ("out", "scores", "explain"):
+        with pytest.raises(termalign.UsageError, match=f"writes no file, so it takes no {keyword}="):
+            termalign.Aligner(config=CONFIG, **{keyword: str(tmp_path / "x.tsv")})
+        with pytest.raises(termalign.UsageError, match=f"writes no file, so it takes no {keyword}="):
+            termalign.explain(config=CONFIG, **{keyword: str(tmp_path / "x.tsv")})
+        aligner = termalign.Aligner(config=CONFIG)
+        with pytest.raises(termalign.UsageError, match=f"writes no file, so it takes no {keyword}="):
+            aligner.set_options(**{keyword: str(tmp_path / "x.tsv")})
+    assert not any(tmp_path.iterdir())
+
+
+def test_bad_arrays_and_scores_are_usage_errors():
+    aligner = termalign.Aligner(config=CONFIG)
+    good = np.ones((2, 3), np.float32)
+    for bad in (np.nan, np.inf):
+        rows = good.copy()
+        rows[1, 2] = bad
+        with pytest.raises(termalign.UsageError, match=r"X holds a NaN or infinite value \(row 1\)"):
+            aligner.score(rows, good)
+    with pytest.raises(termalign.UsageError, match="scores has no 'csls'"):
+        aligner.rank({"source": [0], "target": [0]}, [0], [0], ["a"], ["b"])
+    with pytest.raises(termalign.UsageError, match=r"scores\['target'\] must be a sequence of non-negative"):
+        aligner.rank({"source": [0], "target": [0.5], "csls": [1.0]}, [0], [0], ["a"], ["b"])
+    with pytest.raises(termalign.UsageError, match=r"scores\['source'\] must be a sequence of non-negative"):
+        aligner.rank({"source": np.array([-1]), "target": [0], "csls": [1.0]}, [0], [0], ["a"], ["b"])
+
+
+DEADLOCK_SCRIPT = """
+import logging, sys, threading
+import termalign
+root, sample = sys.argv[1], sys.argv[2]
+logging.basicConfig(level=logging.INFO, stream=open("/dev/null", "w"))
+done = threading.Event()
+
+def work():
+    for _ in range(3):
+        termalign.align(config=root + "/configs/sample.toml", refine_iterations=0, threads=1)
+    done.set()
+
+threading.Thread(target=work).start()
+resolves = 0
+while not done.is_set():
+    termalign.resolve_config(src_vectors=root + "/models/sample/en.vec", tgt_vectors=root + "/models/sample/fr.vec",
+                             data_dir=sample)
+    resolves += 1
+print(resolves)
+"""
+
+
+def test_logging_from_two_threads_does_not_deadlock():
+    # One thread aligns (its log lines come from the library's threads, which take the GIL to log) while the main
+    # thread holds the GIL and logs through termalign (resolve_config's "language pair ... read from the file
+    # names"): the sink must not hold a lock while it waits for the GIL. In a process of its own, so that a
+    # deadlock fails the test at the timeout instead of hanging the suite.
+    finished = subprocess.run([sys.executable, "-c", DEADLOCK_SCRIPT, str(ROOT), str(SAMPLE)], timeout=120,
+                              capture_output=True, text=True, env=dict(os.environ))
+    assert finished.returncode == 0, finished.stderr
+    assert int(finished.stdout) > 0
 
 
 def test_every_option_has_a_keyword():
