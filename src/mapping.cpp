@@ -597,6 +597,9 @@ Mapping load_mapping(const std::string& path) {
         throw_input_error(path, line_number, "expected " + std::to_string(n) + " finite numbers.");
       }
     }
+    if (std::string extra; row >> extra) {
+      throw_input_error(path, line_number, "expected " + std::to_string(n) + " numbers, found more.");
+    }
   };
   for (Normalizer* side : {&mapping.source, &mapping.target}) {
     side->mean.resize(d);
@@ -605,6 +608,15 @@ Mapping load_mapping(const std::string& path) {
   for (Matrix* transform : {&mapping.source_transform, &mapping.target_transform}) {
     transform->resize(d, mapped);
     for (long i = 0; i < d; ++i) read_row(transform->row(i).data(), mapped);
+  }
+  // Anything after the last row (two mappings in one file, say) would be ignored: an error.
+  const std::size_t last_row = line_number;
+  while (std::getline(stream, line)) {
+    ++line_number;
+    if (line.find_first_not_of(" \t\r") != std::string::npos) {
+      throw_input_error(path, line_number,
+                        "the mapping ends at line " + std::to_string(last_row) + "; this line is after it.");
+    }
   }
   return mapping;
 }

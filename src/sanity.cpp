@@ -76,6 +76,23 @@ void check_pairs_against_lists(const PairList& pairs, const TermList& source_ter
                     allow_reversed);
 }
 
+std::size_t warn_gold_outside_lists(const PairList& gold, const TermList& source_terms,
+                                    const TermList& target_terms) {
+  std::size_t outside = 0;
+  const std::pair<std::string, std::string>* first = nullptr;
+  for (const auto& pair : gold.pairs) {
+    if (source_terms.contains(pair.first) && target_terms.contains(pair.second)) continue;
+    if (outside++ == 0) first = &pair;
+  }
+  if (outside > 0) {
+    logger().warn(
+        "{}: {} of {} gold pairs have a term outside the term lists {} and {} (e.g. '{}' / '{}'): no submission "
+        "can hold them, so the AP cannot reach 1. Are the lists those of this gold?",
+        gold.path, outside, gold.pairs.size(), source_terms.path, target_terms.path, first->first, first->second);
+  }
+  return outside;
+}
+
 void check_predictions_against_gold(const PairList& predictions, const PairList& gold, bool allow_reversed) {
   std::unordered_set<std::string> gold_pairs;
   for (const auto& [source, target] : gold.pairs) gold_pairs.insert(source + '\t' + target);

@@ -16,6 +16,7 @@
 #include <string>
 #include <vector>
 
+#include "captured_log.h"
 #include "command_output.h"
 #include "shared_data.h"
 #include "term_lists.h"
@@ -23,6 +24,7 @@
 #include "termalign/evaluation.h"
 #include "termalign/io.h"
 #include "termalign/lexicon.h"
+#include "termalign/sanity.h"
 
 using termalign::EvaluationOptions;
 using termalign::EvaluationResult;
@@ -119,6 +121,20 @@ TEST_CASE("interpolated AP takes the best precision at that or a later hit", "[e
       termalign::evaluate(two_gold, pair_list({miss(1), {"s2", "t2"}, {"s1", "t1"}}), nullptr, nullptr, {});
   CHECK(result.ap == Approx((1.0 / 2 + 2.0 / 3) / 2));
   CHECK(result.ap_interpolated == Approx((2.0 / 3 + 2.0 / 3) / 2));
+}
+
+TEST_CASE("gold pairs outside the term lists get a warning: no submission can hold them", "[evaluation]") {
+  const TermList sources = term_list({"s1", "s2", "s3", "s4"}), targets = term_list({"t1", "t2", "t3", "t4"});
+  {
+    const CapturedLog log;
+    CHECK(termalign::warn_gold_outside_lists(gold, sources, targets) == 0);
+    CHECK(log.warnings_with("outside the term lists") == 0);
+  }
+  const TermList fewer = term_list({"t1", "t2", "t4"});
+  const CapturedLog log;
+  CHECK(termalign::warn_gold_outside_lists(gold, sources, fewer) == 1);
+  CHECK(log.warnings_with("in-memory: 1 of 4 gold pairs have a term outside the term lists") == 1);
+  CHECK(log.warnings_with("(e.g. 's3' / 't3')") == 1);
 }
 
 TEST_CASE("a repeated pair counts once and takes no second rank", "[evaluation]") {

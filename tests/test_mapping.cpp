@@ -179,6 +179,20 @@ TEST_CASE("A malformed mapping file is an input error with its line", "[mapping]
   std::fputs("termalign-mapping 1\ndim 2 2\nnormalization unit\n0 0\n0 0\n1 0\n0 x\n", file);
   std::fclose(file);
   CHECK_THROWS_WITH(load_mapping(path), Catch::Contains("test_mapping_bad.txt:7"));
+  const std::string good = "termalign-mapping 1\ndim 2 2\nnormalization unit\n0 0\n0 0\n1 0\n0 1\n1 0\n0 1\n";
+  const auto load = [&](const std::string& text) {
+    std::FILE* out = std::fopen(path.c_str(), "w");
+    std::fputs(text.c_str(), out);
+    std::fclose(out);
+    return load_mapping(path);
+  };
+  CHECK(load(good + "\n").source_transform.isIdentity());
+  // A row with a value too many, and a second mapping after the first, are not read past in silence.
+  CHECK_THROWS_WITH(load("termalign-mapping 1\ndim 2 2\nnormalization unit\n0 0 0\n"),
+                    Catch::Contains("test_mapping_bad.txt:4: expected 2 numbers, found more."));
+  CHECK_THROWS_WITH(
+      load(good + "\n" + good),
+      Catch::Contains("test_mapping_bad.txt:11: the mapping ends at line 9; this line is after it."));
   std::remove(path.c_str());
 }
 

@@ -29,6 +29,10 @@ void check_orientation(const PairList& pairs, const Orientation& orientation, co
 // A gold or prediction file against the term lists (source terms on the left).
 void check_pairs_against_lists(const PairList& pairs, const TermList& source_terms, const TermList& target_terms,
                                bool allow_reversed);
+// Gold pairs with a term outside the lists, which no submission can hold (the AP cannot reach 1): a warning with
+// their count and an example, e.g. for lists that are not the gold's. Returns their count.
+std::size_t warn_gold_outside_lists(const PairList& gold, const TermList& source_terms,
+                                    const TermList& target_terms);
 // Predictions against the gold: more hits reversed than as written.
 void check_predictions_against_gold(const PairList& predictions, const PairList& gold, bool allow_reversed);
 // A seed lexicon against the two vocabularies (a word as written or lower-cased).

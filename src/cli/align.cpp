@@ -11,6 +11,7 @@
 #include "termalign/evaluation.h"
 #include "termalign/lexicon.h"
 #include "termalign/logging.h"
+#include "termalign/sanity.h"
 
 namespace termalign::cli {
 
@@ -158,9 +159,10 @@ void add_align_command(CLI::App& app, const ProcessGroup& group) {
       sources = read_term_list(config.input.src_terms);
       targets = read_term_list(config.input.tgt_terms);
     }
-    const EvaluationResult result =
-        evaluate(read_pairs(gold, PairFileKind::gold), read_pairs(config.output.out, PairFileKind::submission),
-                 &sources, &targets, EvaluationOptions{});
+    const PairList gold_pairs = read_pairs(gold, PairFileKind::gold);
+    warn_gold_outside_lists(gold_pairs, sources, targets);
+    const EvaluationResult result = evaluate(gold_pairs, read_pairs(config.output.out, PairFileKind::submission),
+                                             &sources, &targets, EvaluationOptions{});
     logger().info("scored {} against the dataset's gold {}", config.output.out, gold);
     std::cout << format_report(result) << std::flush;
   });

@@ -38,6 +38,7 @@ void run_evaluate(const EvaluateArguments& arguments) {
     source_terms = read_term_list(arguments.source_terms);
     target_terms = read_term_list(arguments.target_terms);
     check_pairs_against_lists(gold, *source_terms, *target_terms, arguments.allow_reversed);
+    warn_gold_outside_lists(gold, *source_terms, *target_terms);
   }
   EvaluationOptions options = arguments.options;
   options.details = !arguments.details.empty() || !arguments.missed.empty();
