@@ -824,14 +824,20 @@ class PipelineRun {
            config_.output.save_mapped_vectors.empty();
   }
 
-  // What decides the term vectors: the inputs, the mapping and the composition options (the rest at defaults).
+  // What decides the term vectors: the inputs as they are now (a file rewritten since is another input), the
+  // mapping and the composition options (the rest at defaults).
   std::string mapped_terms_key() const {
     AlignConfig key;
     key.input = config_.input;
     key.output.mapping = config_.output.mapping;
     key.mapping = config_.mapping;
     key.composition = config_.composition;
-    return to_toml(key);
+    std::string text = to_toml(key);
+    for (const std::string* path :
+         {&config_.input.src_vectors, &config_.input.tgt_vectors, &config_.input.src_terms,
+          &config_.input.tgt_terms, &config_.input.seed, &config_.output.mapping})
+      text += "\n# " + file_signature(*path);
+    return text;
   }
 
   void load_fixed_mapping() {

@@ -5,6 +5,7 @@
 
 #include "detail/align_steps.h"
 #include "termalign/error.h"
+#include "termalign/io.h"
 #include "termalign/logging.h"
 #include "termalign/seed.h"
 
@@ -39,8 +40,10 @@ void Aligner::load() {
     return;
   }
   const InputOptions& in = config_.input;
-  const std::string key = in.src_vectors + '\n' + in.tgt_vectors + '\n' + in.src_terms + '\n' + in.tgt_terms +
-                          '\n' + in.seed + '\n' + std::to_string(in.most_frequent);
+  // The files as they are now: one rewritten since the last load is loaded again.
+  std::string key = std::to_string(in.most_frequent);
+  for (const std::string* path : {&in.src_vectors, &in.tgt_vectors, &in.src_terms, &in.tgt_terms, &in.seed})
+    key += '\n' + *path + '\t' + file_signature(*path);
   if (loaded_ && key == loaded_for_) return;
   if (in.src_vectors.empty() || in.tgt_vectors.empty())
     throw_usage_error("Both vector files are needed: give src_vectors and tgt_vectors.");
@@ -154,7 +157,8 @@ CompositionOptions Aligner::composition_for(const std::vector<std::string>& term
   const std::string& path = source ? config_.input.src_terms : config_.input.tgt_terms;
   if (path.empty()) return closed_compounds_for("the terms given", terms, vectors, config_.composition);
   ListTerms& kept = source ? source_list_ : target_list_;
-  if (kept.path != path) kept = {path, read_term_list(path).terms};
+  if (kept.path != path || kept.signature != file_signature(path))
+    kept = {path, file_signature(path), read_term_list(path).terms};
   return closed_compounds_for(path, kept.terms, vectors, config_.composition);
 }
 

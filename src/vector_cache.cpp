@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "termalign/io.h"
 #include "termalign/logging.h"
 
 namespace termalign {
@@ -18,8 +19,17 @@ bool same_words(const LoadOptions& a, const LoadOptions& b) {
 
 Embeddings VectorCache::load(const std::string& path, const LoadOptions& options) {
   std::shared_ptr<const Embeddings> found;
+  const std::string signature = file_signature(path);
   {
     std::lock_guard<std::mutex> lock(mutex_);
+    // A file changed since it was read (rewritten between two runs of a notebook) is read again.
+    const auto stale = [&](const Entry& entry) {
+      return entry.path == path && !entry.any_options && entry.signature != signature;
+    };
+    if (std::any_of(entries_.begin(), entries_.end(), stale)) {
+      logger().info("{} changed since it was read: it is read again", path);
+      entries_.erase(std::remove_if(entries_.begin(), entries_.end(), stale), entries_.end());
+    }
     for (const Entry& entry : entries_) {
       if (entry.path == path && (entry.any_options || same_words(entry.options, options))) found = entry.vectors;
     }
@@ -29,7 +39,7 @@ Embeddings VectorCache::load(const std::string& path, const LoadOptions& options
     return *found;
   }
   auto loaded = std::make_shared<const Embeddings>(load_embeddings(path, options));
-  Entry entry{path, false, options, loaded};
+  Entry entry{path, false, signature, options, loaded};
   std::lock_guard<std::mutex> lock(mutex_);
   ++files_read_;
   entries_.push_back(std::move(entry));
@@ -42,7 +52,7 @@ void VectorCache::provide(const std::string& name, Embeddings vectors) {
   std::lock_guard<std::mutex> lock(mutex_);
   entries_.erase(std::remove_if(entries_.begin(), entries_.end(), [&](const Entry& e) { return e.path == name; }),
                  entries_.end());
-  entries_.push_back(Entry{name, true, {}, std::move(given)});
+  entries_.push_back(Entry{name, true, "", {}, std::move(given)});
 }
 
 std::size_t VectorCache::files_read() const {

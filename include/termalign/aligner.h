@@ -81,7 +81,7 @@ class Aligner {
   // config().input's term list of that side (read once per path) or, without one, on `terms`.
   CompositionOptions composition_for(const std::vector<std::string>& terms, Side side);
   struct ListTerms {
-    std::string path;
+    std::string path, signature;  // file_signature when read
     std::vector<std::string> terms;
   };
   ListTerms source_list_, target_list_;

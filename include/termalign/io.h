@@ -34,6 +34,10 @@ std::string_view trim(std::string_view text);
 // Reads a whole file; a missing or unreadable file is an input error naming it.
 std::string read_file(const std::string& path);
 
+// A file's size and modification time as text ("" when there is no such file): what was derived from the file and
+// kept (VectorCache, Aligner) is stale once it differs.
+std::string file_signature(const std::string& path);
+
 // Writes to a temporary file beside `path` and renames it onto `path` on commit(), so that readers never see a
 // partial file and an existing file stays as it was when the run fails. Without commit() the temporary file is
 // removed on destruction.

@@ -34,6 +34,7 @@ class VectorCache {
   struct Entry {
     std::string path;
     bool any_options = false;  // provided: the options do not matter
+    std::string signature;     // file_signature when it was read: a file changed since is read again
     LoadOptions options;       // the words kept (wanted, most_frequent); the threads do not matter
     std::shared_ptr<const Embeddings> vectors;
   };

@@ -358,6 +358,26 @@ def test_aligner_keeps_its_vectors(caplog):
     assert second == termalign.align(config=CONFIG, top_m=5)
 
 
+def test_an_aligner_reads_a_file_rewritten_since_its_last_run(tmp_path):
+    # A notebook fixes a term list (or the vectors) between two runs: the second run reads the files as they are.
+    terms = tmp_path / "terms-en.txt"
+    vectors = tmp_path / "en.vec"
+    terms.write_bytes(SRC_TERMS.read_bytes())
+    vectors.write_bytes((ROOT / "models/sample/en.vec").read_bytes())
+    options = dict(config=CONFIG, src_terms=terms, src_vectors=vectors, refine_iterations=0)
+    aligner = termalign.Aligner(**options)
+    assert aligner.align() == termalign.align(**options)
+    kept = read_lines(SRC_TERMS)[:40]
+    terms.write_text("\n".join(kept) + "\n", encoding="utf-8")
+    lines = (ROOT / "models/sample/en.vec").read_text(encoding="utf-8").splitlines()
+    rows = [line for line in lines[1:] if not line.startswith("file ")]  # one word fewer
+    vectors.write_text(f"{len(rows)} {lines[0].split()[1]}\n" + "\n".join(rows) + "\n", encoding="utf-8")
+    second = aligner.align()
+    assert {source for source, _, _ in second} <= set(kept)
+    assert second == termalign.align(**options)
+    assert aligner.files_read == 3  # the source vectors twice, the target vectors once
+
+
 def test_vectors_given_as_numpy_arrays(sample_pairs):
     loaded = termalign.Aligner(config=CONFIG)
     (source_words, S), (target_words, T) = loaded.load_vectors()
