@@ -293,8 +293,14 @@ bool same_stem(std::string_view a, std::string_view b) {
 
 bool compound_member(std::string_view part, std::string_view word) {
   if (part.size() < kStemPrefix || word.size() < part.size() + kStemPrefix) return false;
-  return word.compare(0, part.size(), part) == 0 ||
-         word.compare(word.size() - part.size(), part.size(), part) == 0;
+  const bool first = word.compare(0, part.size(), part) == 0;
+  if (!first && word.compare(word.size() - part.size(), part.size(), part) != 0) return false;
+  // The part in letters, not bytes: a Cyrillic letter takes two, and `по` (on) would start `пользователь` (user)
+  // and `поиск`, as the accented `pré` would start `précédent`. The rest stays in bytes, so that an ending of two
+  // letters counts when they take four (`файл` in `файлов`, `sélection` in `sélectionnée`).
+  const std::size_t letters = static_cast<std::size_t>(
+      std::count_if(part.begin(), part.end(), [](char byte) { return (byte & 0xC0) != 0x80; }));
+  return letters >= kStemPrefix;
 }
 
 void add_compositional_evidence(const TermList& source_terms, const TermList& target_terms,

@@ -68,7 +68,11 @@ TEST_CASE("a word is a member of a closed compound it starts or ends, with a lon
   CHECK(compound_member("format", "dateiformat"));
   CHECK(compound_member("data", "database"));
   CHECK(compound_member("zeitung", "zeitungspapier"));  // a linking -s stays with the rest
-  CHECK(compound_member("файл", "файлменеджер"));       // bytes: any script
+  CHECK(compound_member("файл", "файлменеджер"));       // letters of any script
+  CHECK_FALSE(compound_member("по", "пользователь"));   // two letters in four bytes: no member
+  CHECK(compound_member("файл", "файлов"));             // a rest of four bytes: an inflection, as in bytes
+  CHECK_FALSE(compound_member("pré", "précédent"));     // three letters
+  CHECK(compound_member("über", "überschrift"));
   CHECK_FALSE(compound_member("table", "tableau"));     // a rest of 2 bytes is an ending, not a word
   CHECK_FALSE(compound_member("form", "format"));
   CHECK_FALSE(compound_member("ei", "dateiformat"));    // too short to say

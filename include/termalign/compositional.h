@@ -19,10 +19,11 @@ constexpr std::size_t kStemPrefix = 4;
 constexpr double kStemShare = 0.75;
 bool same_stem(std::string_view a, std::string_view b);
 
-// Whether `part` (at least kStemPrefix bytes) is the first or the last member of the closed compound `word`:
+// Whether `part` (at least kStemPrefix letters) is the first or the last member of the closed compound `word`:
 // `word` starts or ends with it, and the rest holds at least kStemPrefix bytes (`datei` and `format` in
-// `dateiformat`, `data` and `base` in `database`; not `table` in `tableau`). Compounding languages (German, Dutch,
-// the Scandinavian ones) write as one word what English and French write as several.
+// `dateiformat`, `data` and `base` in `database`; not `table` in `tableau`, nor Russian `по` in `пользователь`).
+// Compounding languages (German, Dutch, the Scandinavian ones) write as one word what English and French write as
+// several.
 bool compound_member(std::string_view part, std::string_view word);
 
 // Fills evidence.word_alignment, one_to_one, translated_share, edge_agreement, seed_share and seed_conflict for
