@@ -59,9 +59,16 @@ class LineReader {
         ++crlf_lines_;
       }
       if (std::memchr(raw.data(), '\0', raw.size()) != nullptr) fail("line contains a NUL byte");
+      // A file joined from several may carry a byte order mark inside: it is not part of the term.
+      if (strip_utf8_bom(raw)) ++bom_lines_;
       if (!is_valid_utf8(raw)) fail("line is not valid UTF-8");
       if (!is_nfc(raw)) ++non_nfc_lines_;
       text = trim(raw);
+      if (text.find('\r') != std::string_view::npos) {
+        fail(
+            "line holds a carriage return (CR) inside: a file with CR-only line ends? Convert it to LF line "
+            "ends");
+      }
       if (!text.empty()) return true;
     }
     return false;
@@ -82,6 +89,12 @@ class LineReader {
   // The summary warnings, once the whole file is read.
   void finish(const char* repeated_what) const {
     if (crlf_lines_ > 0) logger().warn("{}: {} lines end with CRLF; accepted", path_, crlf_lines_);
+    if (bom_lines_ > 0) {
+      logger().warn(
+          "{}: {} lines after the first start with a UTF-8 byte order mark (files joined together?); "
+          "ignored",
+          path_, bom_lines_);
+    }
     if (duplicates_ > 0) logger().warn("{}: {} repeated {}", path_, duplicates_, repeated_what);
     if (non_nfc_lines_ > 0) {
       logger().warn(
@@ -100,7 +113,7 @@ class LineReader {
   const std::string& path_;
   const std::string contents_;
   std::string_view rest_;
-  std::size_t line_ = 0, crlf_lines_ = 0, duplicates_ = 0, non_nfc_lines_ = 0, line_capacity_ = 0;
+  std::size_t line_ = 0, crlf_lines_ = 0, bom_lines_ = 0, duplicates_ = 0, non_nfc_lines_ = 0, line_capacity_ = 0;
   std::unordered_set<std::string_view> seen_;
 };
 

@@ -280,6 +280,30 @@ TEST_CASE("robustness: a term list with CRLF line ends gives the same submission
   CHECK(submission == reference_submission());
 }
 
+TEST_CASE("robustness: a term list joined from files with byte order marks, or with CR-only line ends",
+          "[robustness]") {
+  // Two halves of the list, each saved with a BOM, then concatenated: the second BOM is inside the file.
+  const Scratch scratch("terms-joined");
+  const auto lines = split_lines(read_bytes(kSample + "terms-fr.txt"));
+  const std::size_t half = lines.size() / 2;
+  const std::vector<std::string> first(lines.begin(), lines.begin() + static_cast<long>(half)),
+      second(lines.begin() + static_cast<long>(half), lines.end());
+  AlignRun run;
+  run.tgt_terms =
+      scratch.write("terms-fr.txt", "\xEF\xBB\xBF" + join_lines(first) + "\xEF\xBB\xBF" + join_lines(second));
+  CHECK(check_accepted(scratch, run,
+                       {run.tgt_terms + ": starts with a UTF-8 byte order mark; ignored",
+                        run.tgt_terms + ": 1 lines after the first start with a UTF-8 byte order mark"}) ==
+        reference_submission());
+  // CR-only line ends: the whole list would be one term.
+  AlignRun cr_only;
+  cr_only.out = scratch.file("cr.tsv");
+  cr_only.tgt_terms = scratch.write("terms-cr.txt", join_lines(lines, "\r"));
+  check_stopped_at_once(check_rejected(scratch, cr_only, 3,
+                                       {cr_only.tgt_terms + ":1: line holds a carriage return (CR) inside: a file "
+                                                            "with CR-only line ends?"}));
+}
+
 TEST_CASE("robustness: a term list in decomposed Unicode (NFD) is named in a warning", "[robustness]") {
   // `é` as `e` and a combining acute accent, as some systems write file names and text: the vectors' words are
   // composed (NFC), so these terms would miss them without a word.
