@@ -96,10 +96,19 @@ void follow_python_level() {
   logger().set_level(spdlog_level(level));
 }
 
-template <class T>
-struct type_tag {
-  using type = T;
-};
+// scores[key] of a dict that score() returned, as `Column`; a missing or ill-typed column is a usage error.
+template <class Column>
+Column scores_column(const py::dict& scores, const char* key) {
+  if (!scores.contains(key))
+    throw_usage_error(std::string("scores has no '") + key + "': give the dict score() returns.");
+  try {
+    return scores[key].cast<Column>();
+  } catch (const py::cast_error&) {
+    throw_usage_error(std::string("scores['") + key + "'] must be a sequence of " +
+                      (std::is_same_v<Column, std::vector<float>> ? "numbers" : "non-negative integers") +
+                      ", as score() returns it.");
+  }
+}
 
 // A path given as str or os.PathLike, as text.
 std::string fspath(const py::handle& value) {
@@ -122,15 +131,13 @@ OptionValue option_value(const std::string& name, const py::handle& value) {
                     std::string(py::str(value.get_type().attr("__name__"))) + ").");
 }
 
-// Each keyword over `config` (None: not given), all or none: a rejected keyword leaves `config` as it was.
+// Each keyword over `config` (None: not given).
 void apply_keywords(AlignConfig& config, const py::kwargs& options) {
-  AlignConfig changed = config;
   for (const auto& [key, value] : options) {
     if (value.is_none()) continue;
     const std::string name = key.cast<std::string>();
-    set_option(changed, name, option_value(name, value));
+    set_option(config, name, option_value(name, value));
   }
-  config = std::move(changed);
 }
 
 // `function` returns its results and writes no run's files: out=, scores= and explain= are refused, not ignored.
@@ -695,22 +702,9 @@ PYBIND11_MODULE(termalign, m) {
              std::vector<std::uint32_t> target_ids, std::vector<std::string> source_terms,
              std::vector<std::string> target_terms) {
             CslsSelection scored;
-            const auto column = [&](const char* key, auto type) {
-              using Column = typename decltype(type)::type;
-              if (!scores.contains(key))
-                throw_usage_error(std::string("scores has no '") + key + "': give the dict score() returns.");
-              try {
-                return scores[key].cast<Column>();
-              } catch (const py::cast_error&) {
-                throw_usage_error(
-                    std::string("scores['") + key + "'] must be a sequence of " +
-                    (std::is_same_v<Column, std::vector<float>> ? "numbers" : "non-negative integers") +
-                    ", as score() returns it.");
-              }
-            };
-            const auto rows = column("source", type_tag<std::vector<std::uint32_t>>{});
-            const auto cols = column("target", type_tag<std::vector<std::uint32_t>>{});
-            const auto csls = column("csls", type_tag<std::vector<float>>{});
+            const auto rows = scores_column<std::vector<std::uint32_t>>(scores, "source");
+            const auto cols = scores_column<std::vector<std::uint32_t>>(scores, "target");
+            const auto csls = scores_column<std::vector<float>>(scores, "csls");
             if (rows.size() != cols.size() || rows.size() != csls.size())
               throw_usage_error("scores' source, target and csls arrays need the same length.");
             for (std::size_t i = 0; i < rows.size(); ++i)

@@ -449,11 +449,13 @@ void check_before_work(const AlignConfig& config) {
 void check_outputs_distinct(const AlignConfig& config) {
   struct Named {
     std::string name, path;  // name: "`key`" (the CLI shows its flag)
+    std::filesystem::path canonical;
+    Named(std::string name_, std::string path_) : name(std::move(name_)), path(std::move(path_)) {
+      std::error_code ignored;
+      canonical = std::filesystem::weakly_canonical(path, ignored);
+    }
   };
-  const auto same_file = [](const std::string& a, const std::string& b) {
-    std::error_code ignored;
-    return std::filesystem::weakly_canonical(a, ignored) == std::filesystem::weakly_canonical(b, ignored);
-  };
+  const auto same_file = [](const Named& a, const Named& b) { return a.canonical == b.canonical; };
   const OutputOptions& output = config.output;
   std::vector<Named> outputs{{"`out`", output.out},
                              {"the resolved configuration of `out`", output.out + ".config.toml"}};
@@ -466,7 +468,7 @@ void check_outputs_distinct(const AlignConfig& config) {
   }
   for (std::size_t i = 0; i < outputs.size(); ++i) {
     for (std::size_t j = 0; j < i; ++j) {
-      if (!same_file(outputs[i].path, outputs[j].path)) continue;
+      if (!same_file(outputs[i], outputs[j])) continue;
       throw_usage_error(outputs[j].name + " and " + outputs[i].name + " name the same file (" + outputs[i].path +
                         "): each output needs a file of its own.");
     }
@@ -486,7 +488,7 @@ void check_outputs_distinct(const AlignConfig& config) {
   for (const Named& read : inputs) {
     if (read.path.empty()) continue;
     for (const Named& written : outputs) {
-      if (!same_file(read.path, written.path)) continue;
+      if (!same_file(read, written)) continue;
       throw_usage_error("The output " + written.name + " is the input " + read.name + " (" + read.path +
                         "): writing it would replace it.");
     }

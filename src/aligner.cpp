@@ -157,8 +157,8 @@ CompositionOptions Aligner::composition_for(const std::vector<std::string>& term
   const std::string& path = source ? config_.input.src_terms : config_.input.tgt_terms;
   if (path.empty()) return closed_compounds_for("the terms given", terms, vectors, config_.composition);
   ListTerms& kept = source ? source_list_ : target_list_;
-  if (kept.path != path || kept.signature != file_signature(path))
-    kept = {path, file_signature(path), read_term_list(path).terms};
+  if (std::string signature = file_signature(path); kept.path != path || kept.signature != signature)
+    kept = {path, std::move(signature), read_term_list(path).terms};
   return closed_compounds_for(path, kept.terms, vectors, config_.composition);
 }
 
