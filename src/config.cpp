@@ -732,16 +732,21 @@ void apply_toml(AlignConfig& config, const std::string& toml_text, const std::st
   apply_table(parse_toml(origin, [&] { return toml::parse(toml_text, origin); }), origin, config);
 }
 
-std::string to_toml(const AlignConfig& config) {
-  std::ostringstream text;
-  text << "# termalign align: fully resolved configuration. `termalign align --config FILE` reproduces the run.\n";
-  std::string current_section;
+namespace {
+
+// Each option of `config` as a line of TOML ("key = value"), with its section and whether it names a file (whose
+// path is written absolute).
+struct OptionLine {
+  std::string section, line;
+  bool path = false;
+};
+
+std::vector<OptionLine> option_lines(const AlignConfig& config) {
+  std::vector<OptionLine> lines;
   visit_options(config, [&](const std::string& section, const std::string& key, const auto& field) {
-    if (section != current_section) {
-      text << (current_section.empty() ? "" : "\n") << "[" << section << "]\n";
-      current_section = section;
-    }
     using Field = std::decay_t<decltype(field)>;
+    std::ostringstream text;
+    bool path = false;
     text << key << " = ";
     if constexpr (std::is_same_v<Field, bool>) {
       text << (field ? "true" : "false");
@@ -751,13 +756,40 @@ std::string to_toml(const AlignConfig& config) {
       text << field;
     } else if constexpr (std::is_same_v<Field, std::string>) {
       std::string value = field;
-      if (is_path_option(section, key, value) && !value.empty()) value = std::filesystem::absolute(value).string();
+      path = is_path_option(section, key, value);
+      if (path && !value.empty()) value = std::filesystem::absolute(value).string();
       text << toml::value<std::string>(value);
     } else {
       text << toml::value<std::string>(enum_name(field));
     }
-    text << "\n";
+    lines.push_back({section, text.str(), path});
   });
+  return lines;
+}
+
+}  // namespace
+
+std::vector<std::string> changed_options(const AlignConfig& config) {
+  const std::vector<OptionLine> lines = option_lines(config), defaults = option_lines(AlignConfig{});
+  std::vector<std::string> changed;
+  for (std::size_t i = 0; i < lines.size(); ++i) {
+    if (!lines[i].path && !defaults[i].path && lines[i].line != defaults[i].line)
+      changed.push_back(lines[i].section + "." + lines[i].line);
+  }
+  return changed;
+}
+
+std::string to_toml(const AlignConfig& config) {
+  std::ostringstream text;
+  text << "# termalign align: fully resolved configuration. `termalign align --config FILE` reproduces the run.\n";
+  std::string current_section;
+  for (const OptionLine& option : option_lines(config)) {
+    if (option.section != current_section) {
+      text << (current_section.empty() ? "" : "\n") << "[" << option.section << "]\n";
+      current_section = option.section;
+    }
+    text << option.line << "\n";
+  }
   // Not options: what wrote the file. Reading it back compares them with this build (check_provenance).
   text << "\n[" << kProvenance << "]\n"
        << "termalign = " << toml::value<std::string>(version()) << "\n"

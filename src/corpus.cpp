@@ -50,9 +50,9 @@ class TermMatcher {
  public:
   explicit TermMatcher(const std::vector<std::string>& terms) : nodes_(1) {
     for (std::size_t t = 0; t < terms.size(); ++t) {
-      // Folded as the corpus lines are (count_occurrences): a term written with capitals, or ё for е, is found
-      // too.
-      const std::vector<std::string> tokens = occurrence_tokens(fold_case(terms[t]));
+      // In NFC and folded, as the corpus lines are (count_piece): a term written with capitals, ё for е, or
+      // decomposed accents is found too.
+      const std::vector<std::string> tokens = occurrence_tokens(fold_case(to_nfc(terms[t])));
       if (tokens.empty()) continue;
       std::uint32_t node = 0;
       for (const std::string& token : tokens) {
@@ -106,7 +106,7 @@ std::string lower_line(const std::string& line) {
 
 // What one thread has counted; its words by ids of its own.
 struct Counts {
-  std::size_t sentences = 0, tokens = 0;
+  std::size_t sentences = 0, tokens = 0, non_nfc_lines = 0;
   std::unordered_map<std::string, std::uint32_t> ids;
   std::vector<std::string> words;
   std::vector<std::uint64_t> word_count;
@@ -145,6 +145,12 @@ void count_piece(const Piece& piece, const std::string& path, const TermMatcher&
     if (!line.empty() && line.back() == '\r') line.pop_back();
     if (!is_valid_utf8(line)) throw_input_error(path, line_number, "line is not valid UTF-8.");
     ++line_number;
+    // Decomposed accents (NFD, as some tools write) would keep the terms, the seed and the vectors' words from
+    // matching: such lines are read in NFC.
+    if (!is_nfc(line)) {
+      line = to_nfc(line);
+      ++counts.non_nfc_lines;
+    }
     const std::vector<std::string> tokens = occurrence_tokens(lower_line(line));
     if (tokens.empty()) continue;
     ++counts.sentences;
@@ -233,12 +239,21 @@ CorpusStatistics gather_corpus_statistics(const std::string& path, const std::ve
   CorpusStatistics statistics;
   statistics.path = path;
   std::vector<std::string> all_words;
+  std::size_t non_nfc_lines = 0;
   for (Counts& part : counts) {
     statistics.sentences += part.sentences;
     statistics.tokens += part.tokens;
+    non_nfc_lines += part.non_nfc_lines;
     all_words.insert(all_words.end(), part.words.begin(), part.words.end());
   }
   if (statistics.sentences == 0) throw_input_error(path, 0, "the corpus has no text.");
+  if (non_nfc_lines > 0) {
+    logger().warn(
+        "{}: {} lines are not in Unicode NFC (decomposed accents); read in NFC, the form of BUCC data and "
+        "fastText "
+        "vectors",
+        path, non_nfc_lines);
+  }
   std::sort(all_words.begin(), all_words.end());
   all_words.erase(std::unique(all_words.begin(), all_words.end()), all_words.end());
   std::unordered_map<std::string, std::uint32_t> global_ids;

@@ -1,7 +1,10 @@
 #include "termalign/io.h"
 
 #include <fcntl.h>
+#include <spdlog/fmt/fmt.h>
 #include <sys/stat.h>
+#include <unicode/bytestream.h>
+#include <unicode/normalizer2.h>
 #include <unicode/uchar.h>
 #include <unicode/utf8.h>
 #include <unistd.h>
@@ -10,7 +13,9 @@
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
+#include <vector>
 
+#include "termalign/distributed.h"
 #include "termalign/error.h"
 #include "termalign/resources.h"
 
@@ -53,6 +58,36 @@ bool is_valid_utf8(std::string_view text) {
 
 bool is_ascii(std::string_view text) {
   return std::all_of(text.begin(), text.end(), [](char c) { return static_cast<unsigned char>(c) < 0x80; });
+}
+
+namespace {
+
+const icu::Normalizer2* nfc_normalizer() {
+  UErrorCode status = U_ZERO_ERROR;
+  const icu::Normalizer2* nfc = icu::Normalizer2::getNFCInstance(status);
+  return U_FAILURE(status) ? nullptr : nfc;
+}
+
+}  // namespace
+
+bool is_nfc(std::string_view text) {
+  if (is_ascii(text)) return true;
+  const icu::Normalizer2* nfc = nfc_normalizer();
+  if (nfc == nullptr) return true;
+  UErrorCode status = U_ZERO_ERROR;
+  const bool normalized =
+      nfc->isNormalizedUTF8(icu::StringPiece(text.data(), static_cast<int32_t>(text.size())), status);
+  return U_FAILURE(status) || normalized;
+}
+
+std::string to_nfc(std::string_view text) {
+  const icu::Normalizer2* nfc = nfc_normalizer();
+  if (is_ascii(text) || nfc == nullptr) return std::string(text);
+  std::string normalized;
+  icu::StringByteSink<std::string> sink(&normalized, static_cast<int32_t>(text.size()));
+  UErrorCode status = U_ZERO_ERROR;
+  nfc->normalizeUTF8(0, icu::StringPiece(text.data(), static_cast<int32_t>(text.size())), sink, nullptr, status);
+  return U_FAILURE(status) ? std::string(text) : normalized;
 }
 
 bool strip_utf8_bom(std::string_view& text) {
@@ -123,6 +158,32 @@ std::string file_signature(const std::string& path) {
   if (path.empty() || ::stat(path.c_str(), &status) != 0) return "";
   return std::to_string(status.st_size) + "@" + std::to_string(status.st_mtim.tv_sec) + "." +
          std::to_string(status.st_mtim.tv_nsec);
+}
+
+std::string file_fingerprint(const std::string& path) {
+  const int descriptor = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (descriptor < 0) throw_input_error(path, 0, std::string("cannot open file: ") + std::strerror(errno));
+  // Blocks of a multiple of 8 bytes: fingerprint_bytes chained over them hashes the same words as over the whole.
+  std::vector<char> block(std::size_t(1) << 20);
+  std::uint64_t hash = fingerprint_bytes(nullptr, 0);
+  std::size_t filled = 0;
+  while (true) {
+    const ssize_t got = ::read(descriptor, block.data() + filled, block.size() - filled);
+    if (got < 0 && errno == EINTR) continue;
+    if (got < 0) {
+      const std::string reason = std::strerror(errno);
+      ::close(descriptor);
+      throw_input_error(path, 0, "cannot read file: " + reason);
+    }
+    filled += static_cast<std::size_t>(got);
+    if (got == 0 || filled == block.size()) {
+      hash = fingerprint_bytes(block.data(), filled, hash);
+      filled = 0;
+    }
+    if (got == 0) break;
+  }
+  ::close(descriptor);
+  return fmt::format("fnv1a64:{:016x}", hash);
 }
 
 std::string read_file(const std::string& path) {

@@ -1,8 +1,5 @@
 #include "termalign/lexicon.h"
 
-#include <unicode/normalizer2.h>
-#include <unicode/unistr.h>
-
 #include <algorithm>
 #include <charconv>
 #include <cmath>
@@ -23,17 +20,6 @@ std::optional<std::uint32_t> TermList::id(const std::string& term) const {
 }
 
 namespace {
-
-// Whether valid UTF-8 `text` is in Unicode NFC (ASCII always is).
-bool is_nfc(std::string_view text) {
-  if (is_ascii(text)) return true;
-  UErrorCode status = U_ZERO_ERROR;
-  const icu::Normalizer2* nfc = icu::Normalizer2::getNFCInstance(status);
-  if (U_FAILURE(status)) return true;
-  const bool normalized = nfc->isNormalized(
-      icu::UnicodeString::fromUTF8(icu::StringPiece(text.data(), static_cast<int32_t>(text.size()))), status);
-  return U_FAILURE(status) || normalized;
-}
 
 // Walks a whole file line by line: checks encoding and NUL bytes, strips a BOM, CRLF ends and surrounding white
 // space, skips blank lines, and collects the counts behind the one-per-file warnings.

@@ -16,6 +16,7 @@
 #include <utility>
 
 #include "detail/refinement_check.h"
+#include "detail/seeded_shuffle.h"
 #include "termalign/error.h"
 #include "termalign/io.h"
 #include "termalign/logging.h"
@@ -332,18 +333,10 @@ SeedSplit split_seed(const Matrix& Xs, double share) {
     for (Eigen::Index i = 0; i < Xs.rows(); ++i) split.fit.push_back(i);
     return split;
   }
-  // A Fisher-Yates shuffle of the words by splitmix64: the standard library's distributions differ between
-  // implementations, and the split must not.
+  // The same split on every machine (seeded_shuffle, not the standard library's implementation-defined one).
   std::vector<std::size_t> order(words);
   std::iota(order.begin(), order.end(), 0);
-  std::uint64_t state = kSplitSeed;
-  const auto next = [&state] {
-    std::uint64_t z = (state += 0x9e3779b97f4a7c15ULL);
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-    return z ^ (z >> 31);
-  };
-  for (std::size_t i = words; i > 1; --i) std::swap(order[i - 1], order[next() % i]);
+  detail::seeded_shuffle(order, kSplitSeed);
   std::vector<bool> is_held(words, false);
   for (std::size_t i = 0; i < held; ++i) is_held[order[i]] = true;
   for (Eigen::Index i = 0; i < Xs.rows(); ++i)

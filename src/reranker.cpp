@@ -633,7 +633,24 @@ Reranker train_logistic(const Matrix& features_matrix, const std::vector<std::st
   return model;
 }
 
+namespace {
+
+constexpr const char* kRevisionLine = "feature revision ";
+
+std::string format_provenance(const Reranker& model) {
+  std::string text;
+  for (const std::string& line : model.provenance) text += "# " + line + "\n";
+  return text;
+}
+
+}  // namespace
+
 std::string format_reranker(const Reranker& model) {
+  if (!model.provenance.empty()) {
+    Reranker bare = model;
+    bare.provenance.clear();
+    return format_provenance(model) + format_reranker(bare);
+  }
   if (model.first_stage) {
     Reranker second = model;
     second.first_stage.reset();
@@ -773,11 +790,10 @@ Reranker parse_stage(const std::string& text, const std::string& origin, std::si
   return model;
 }
 
-}  // namespace
-
-Reranker parse_reranker(const std::string& text, const std::string& origin) {
+// A model's text from its header on, the header being line 1 + `skipped` of `origin`.
+Reranker parse_body(const std::string& text, const std::string& origin, std::size_t skipped) {
   const std::size_t first_end = text.find('\n');
-  if (text.compare(0, first_end, kStagesHeader) != 0) return parse_stage(text, origin, 1, "");
+  if (text.compare(0, first_end, kStagesHeader) != 0) return parse_stage(text, origin, 1 + skipped, "");
   const std::string marker = std::string("\n") + kSecondStageLine + "\n";
   const std::size_t first_begin = first_end + 1, split = text.find(marker, first_end);
   if (split == std::string::npos) {
@@ -788,13 +804,61 @@ Reranker parse_reranker(const std::string& text, const std::string& origin) {
       2 + 1 +
       static_cast<std::size_t>(std::count(text.begin() + static_cast<std::ptrdiff_t>(first_begin),
                                           text.begin() + static_cast<std::ptrdiff_t>(split + 1), '\n'));
-  Reranker first = parse_stage(text.substr(first_begin, split + 1 - first_begin), origin, 2, "first stage: ");
-  Reranker model = parse_stage(text.substr(split + marker.size()), origin, second_line, "second stage: ");
+  Reranker first =
+      parse_stage(text.substr(first_begin, split + 1 - first_begin), origin, 2 + skipped, "first stage: ");
+  Reranker model =
+      parse_stage(text.substr(split + marker.size()), origin, second_line + skipped, "second stage: ");
   model.first_stage = std::make_shared<const Reranker>(std::move(first));
   return model;
 }
 
-Reranker load_reranker(const std::string& path) { return parse_reranker(read_file(path), path); }
+}  // namespace
+
+Reranker parse_reranker(const std::string& whole_text, const std::string& origin) {
+  // The provenance: lines "# ..." before the header.
+  std::vector<std::string> provenance;
+  int revision = 0;
+  std::size_t begin = 0;
+  while (begin < whole_text.size() && whole_text[begin] == '#') {
+    const std::size_t end = std::min(whole_text.find('\n', begin), whole_text.size());
+    std::string line = whole_text.substr(begin, end - begin);
+    line.erase(0, line.compare(0, 2, "# ") == 0 ? 2 : 1);
+    if (line.rfind(kRevisionLine, 0) == 0) {
+      const std::string number = line.substr(std::strlen(kRevisionLine));
+      char* stop = nullptr;
+      const long value = std::strtol(number.c_str(), &stop, 10);
+      if (number.empty() || *stop != '\0' || value <= 0 || value > 1000000)
+        throw_input_error(origin, provenance.size() + 1,
+                          "expected '# feature revision N' (N a positive integer).");
+      revision = static_cast<int>(value);
+    }
+    provenance.push_back(std::move(line));
+    begin = end + 1;
+  }
+  const std::size_t skipped = provenance.size();
+  Reranker model = parse_body(whole_text.substr(std::min(begin, whole_text.size())), origin, skipped);
+  model.provenance = std::move(provenance);
+  model.feature_revision = revision;
+  return model;
+}
+
+Reranker load_reranker(const std::string& path) {
+  Reranker model = parse_reranker(read_file(path), path);
+  if (model.feature_revision == 0) {
+    logger().warn(
+        "{}: the model does not say which revision of the features it was trained on (no '# feature revision' "
+        "line: trained before termalign recorded it, or written by hand); if an earlier termalign "
+        "trained it, some features may mean something else now and its ranking be off: train it again with "
+        "train-reranker",
+        path);
+  } else if (model.feature_revision != kFeatureRevision) {
+    logger().warn(
+        "{}: the model was trained on feature revision {}, but this termalign computes revision {}: some "
+        "features mean something else now, and its ranking will be off; train it again with this train-reranker",
+        path, model.feature_revision, kFeatureRevision);
+  }
+  return model;
+}
 
 Reranker bundled_reranker(bool with_corpora) {
   return parse_reranker(

@@ -4,16 +4,20 @@
 
 #include <algorithm>
 #include <cmath>
+#include <filesystem>
 #include <memory>
 #include <numeric>
-#include <random>
 #include <set>
+#include <utility>
 
+#include "detail/seeded_shuffle.h"
 #include "termalign/align.h"
 #include "termalign/error.h"
 #include "termalign/evaluation.h"
+#include "termalign/io.h"
 #include "termalign/lexicon.h"
 #include "termalign/logging.h"
+#include "termalign/version.h"
 
 namespace termalign {
 
@@ -52,6 +56,57 @@ Reranker fit(Learner learner, const Matrix& x, const std::vector<std::string>& n
   trees.threads = threads;
   model.booster = train_boosted_trees(x, labels, trees, names);
   return model;
+}
+
+// What a trained model's file records of how it was made (Reranker::provenance): enough to train it again.
+std::vector<std::string> training_provenance(const AlignConfig& config, const RerankerTrainingOptions& options,
+                                             const RerankerTrainingResult& result) {
+  const Reranker& model = result.model;
+  const BoostedTreesOptions& trees = options.trees;
+  std::vector<std::string> lines = {
+      fmt::format("trained by termalign {} (train-reranker)", version()),
+      fmt::format("feature revision {}", kFeatureRevision),
+      fmt::format(
+          "recipe: learner {}{}, {} stage{}, {} folds over source terms, fold seed {}, l2 {}; trees: rounds "
+          "{}, max depth {}, eta {}, subsample {}, colsample {}, min child weight {}, lambda {}, seed {}; "
+          "second stage: rounds {}, max depth {}",
+          to_string(model.learner), options.learner == "auto" ? " (chosen by auto)" : "", model.stages(),
+          model.stages() > 1 ? "s" : "", options.folds, options.seed, options.l2, trees.rounds, trees.max_depth,
+          trees.eta, trees.subsample, trees.colsample, trees.min_child_weight, trees.lambda, trees.seed,
+          options.second_rounds, options.second_max_depth),
+      fmt::format("{}-fold cross-validated AP {:.4f} (one stage {:.4f}); {} candidates, {} of {} gold pairs among "
+                  "them (candidate recall {:.4f})",
+                  options.folds, result.cross_validated_ap, result.one_stage_ap, result.candidates,
+                  result.positives, result.gold_pairs, result.candidate_recall)};
+  // The files by name and contents (their paths are the machine's), then every option not at its default.
+  const InputOptions& input = config.input;
+  const std::pair<const char*, const std::string*> files[] = {{"gold", &options.gold},
+                                                              {"src_vectors", &input.src_vectors},
+                                                              {"tgt_vectors", &input.tgt_vectors},
+                                                              {"seed", &input.seed},
+                                                              {"src_terms", &input.src_terms},
+                                                              {"tgt_terms", &input.tgt_terms},
+                                                              {"src_corpus", &input.src_corpus},
+                                                              {"tgt_corpus", &input.tgt_corpus},
+                                                              {"src_corpus_vectors", &input.src_corpus_vectors},
+                                                              {"tgt_corpus_vectors", &input.tgt_corpus_vectors},
+                                                              {"mapping", &config.output.mapping}};
+  for (const auto& [name, path] : files) {
+    if (path->empty()) continue;
+    if (name == std::string("seed") && *path == kIdenticalSeed) {
+      lines.push_back(fmt::format("input seed: {} (identical words)", kIdenticalSeed));
+      continue;
+    }
+    std::error_code error;
+    const auto bytes = std::filesystem::file_size(*path, error);
+    lines.push_back(fmt::format("input {}: {}, {} bytes, {}", name,
+                                std::filesystem::path(*path).filename().string(), error ? 0 : bytes,
+                                file_fingerprint(*path)));
+  }
+  const std::vector<std::string> changed = changed_options(config);
+  if (changed.empty()) lines.emplace_back("options: align's defaults");
+  for (const std::string& option : changed) lines.push_back("option " + option);
+  return lines;
 }
 
 }  // namespace
@@ -123,7 +178,7 @@ RerankerTrainingResult train_reranker(const AlignConfig& config, const RerankerT
   std::vector<std::uint32_t> fold_of(candidates.source_terms.size());
   std::vector<std::uint32_t> order(fold_of.size());
   std::iota(order.begin(), order.end(), 0u);
-  std::shuffle(order.begin(), order.end(), std::mt19937(options.seed));
+  detail::seeded_shuffle(order, options.seed);
   for (std::size_t i = 0; i < order.size(); ++i) fold_of[order[i]] = static_cast<std::uint32_t>(i % options.folds);
   std::vector<std::vector<std::size_t>> train_rows(options.folds), test_rows(options.folds);
   for (std::uint32_t fold = 0; fold < options.folds; ++fold) {
@@ -140,7 +195,7 @@ RerankerTrainingResult train_reranker(const AlignConfig& config, const RerankerT
   // A second stage learns from first-stage scores of rows the first stage did not see, as it meets them in
   // `align`: within a training fold, those come from an inner split of its source terms in two.
   std::vector<std::uint32_t> inner_fold_of(fold_of.size());
-  std::shuffle(order.begin(), order.end(), std::mt19937(options.seed + 1));
+  detail::seeded_shuffle(order, std::uint64_t{options.seed} + 1);
   for (std::size_t i = 0; i < order.size(); ++i) inner_fold_of[order[i]] = static_cast<std::uint32_t>(i % 2);
   const auto labels_of = [&](const std::vector<std::size_t>& rows) {
     std::vector<std::uint8_t> selected;
@@ -257,6 +312,8 @@ RerankerTrainingResult train_reranker(const AlignConfig& config, const RerankerT
     result.model = fit(chosen, second.values, second.names, labels, options, threads, true);
     result.model.first_stage = std::move(first_stage);
   }
+  result.model.provenance = training_provenance(config, options, result);
+  result.model.feature_revision = kFeatureRevision;
   logger().info(
       "re-ranker: {} candidates, {} of {} gold pairs among them (recall {:.4f}); AP by CSLS {:.4f}, unsupervised "
       "{:.4f}, {}-fold cross-validated AP {:.4f} ({})",

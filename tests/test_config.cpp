@@ -1,10 +1,14 @@
 #include <catch2/catch.hpp>
 #include <cstdio>
 #include <fstream>
+#include <string>
+#include <vector>
 
 #include "captured_log.h"
 #include "termalign/config.h"
+#include "termalign/distributed.h"
 #include "termalign/error.h"
+#include "termalign/io.h"
 #include "termalign/version.h"
 
 using namespace termalign;
@@ -65,6 +69,35 @@ TEST_CASE("The resolved configuration reproduces every option", "[config]") {
   CHECK(loaded.scoring.tile_cols == 19);
   CHECK(loaded.ranking.mutual_m == 6);
   std::remove(path.c_str());
+}
+
+TEST_CASE("changed_options lists the options off their defaults, without the files", "[config]") {
+  AlignConfig config;
+  CHECK(changed_options(config).empty());
+  config.input.src_terms = "/data/en.txt";
+  config.output.out = "/out/sub.tsv";
+  config.input.seed = "identical";  // a keyword of the seed option, still a file option
+  config.scoring.k = ScoringOptions{}.k + 4;
+  config.mapping.normalization = Normalization::none;
+  config.input.pair = "en-de";
+  CHECK(changed_options(config) == std::vector<std::string>{"input.pair = 'en-de'",
+                                                            "mapping.normalization = 'none'",
+                                                            "scoring.k = " + std::to_string(config.scoring.k)});
+}
+
+TEST_CASE("file_fingerprint hashes a file's bytes as fingerprint_bytes does, across its read blocks", "[config]") {
+  std::string contents;
+  for (std::size_t i = 0; contents.size() < (std::size_t(5) << 19) + 3; ++i)
+    contents += std::to_string(i * i) + " ";
+  const std::string path = write_temporary("test_config_fingerprint.bin", contents);
+  char digits[17];
+  std::snprintf(digits, sizeof digits, "%016llx",
+                static_cast<unsigned long long>(fingerprint_bytes(contents.data(), contents.size())));
+  CHECK(file_fingerprint(path) == std::string("fnv1a64:") + digits);
+  std::ofstream(path) << contents.substr(0, contents.size() - 1);
+  CHECK(file_fingerprint(path) != std::string("fnv1a64:") + digits);
+  std::remove(path.c_str());
+  CHECK_THROWS_WITH(file_fingerprint(path), Catch::Contains(path));
 }
 
 TEST_CASE("A resolved configuration says what wrote it, and a build with other bundled models warns", "[config]") {

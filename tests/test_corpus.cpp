@@ -139,6 +139,31 @@ TEST_CASE("corpus statistics equal brute force, on any thread count and across m
   CHECK(statistics.term_sentences == expected.sentences);
 }
 
+TEST_CASE("corpus statistics: decomposed accents (NFD) in the corpus or the terms match their NFC forms",
+          "[corpus]") {
+  // "é" composed (U+00E9) and decomposed (e + U+0301).
+  const std::string composed = "\xC3\xA9", decomposed = "e\xCC\x81";
+  const auto spelled = [](std::string text, const std::string& e) {
+    for (std::size_t at; (at = text.find('#')) != std::string::npos;) text.replace(at, 1, e);
+    return text;
+  };
+  const std::string sentences = "la base de donn#es est ouverte\nune autre base de donn#es\nrien ici\n";
+  const std::vector<std::string> terms = {spelled("base de donn#es", composed), spelled("donn#es", decomposed)};
+  const std::string nfc = corpus_file("nfc.txt", spelled(sentences, composed));
+  const std::string nfd = corpus_file("nfd.txt", spelled(sentences, decomposed));
+  CHECK(is_nfc(spelled(sentences, composed)));
+  CHECK_FALSE(is_nfc(spelled(sentences, decomposed)));
+  CHECK(to_nfc(spelled(sentences, decomposed)) == spelled(sentences, composed));
+  CapturedLog log;
+  const CorpusStatistics from_nfc = gather_corpus_statistics(nfc, terms, CorpusOptions{3, 1, 0});
+  CHECK(log.warnings_with("not in Unicode NFC") == 0);
+  const CorpusStatistics from_nfd = gather_corpus_statistics(nfd, terms, CorpusOptions{3, 1, 0});
+  CHECK(log.warnings_with("2 lines are not in Unicode NFC") == 1);
+  CHECK(from_nfc.term_count == std::vector<std::uint64_t>{2, 2});
+  CHECK(from_nfd.term_count == from_nfc.term_count);
+  CHECK(from_nfd.words == from_nfc.words);
+}
+
 TEST_CASE("corpus statistics: bad input names the file and line", "[corpus]") {
   const std::string bad = corpus_file("bad.txt", "good line\nalso good\nbad \xC3\x28 byte\n");
   CorpusOptions options;

@@ -1,6 +1,8 @@
 #include <algorithm>
 #include <catch2/catch.hpp>
 #include <cmath>
+#include <filesystem>
+#include <fstream>
 #include <map>
 #include <memory>
 #include <random>
@@ -8,10 +10,12 @@
 #include <string>
 #include <vector>
 
+#include "captured_log.h"
 #include "shared_data.h"
 #include "termalign/boosted_trees.h"
 #include "termalign/error.h"
 #include "termalign/evaluation.h"
+#include "termalign/io.h"
 #include "termalign/lexicon.h"
 #include "termalign/reranker.h"
 #include "termalign/training.h"
@@ -328,9 +332,16 @@ TEST_CASE("train_reranker's held-out list is ranked, keeps each source term in o
     ranked.pairs.emplace_back(row.source, row.target);
     gold_rows += row.gold;
   }
-  CHECK(gold_rows == result.positives);  // the sample's candidates fit under the cap
-  // The list's AP is the cross-validated AP the training reports.
+  // The list is capped as align's; its gold flags are the gold's.
   const PairList gold = read_pairs(gold_path, PairFileKind::gold);
+  const std::set<std::pair<std::string, std::string>> gold_set(gold.pairs.begin(), gold.pairs.end());
+  std::size_t flagged = 0;
+  for (const HeldOutScore& row : result.held_out)
+    flagged += row.gold == (gold_set.count({row.source, row.target}) != 0);
+  CHECK(flagged == result.held_out.size());
+  CHECK(gold_rows <= result.positives);
+  CHECK(result.held_out.size() <= std::size_t{10 * (184 + 552) / 2});  // the BUCC cap of the sample
+  // The list's AP is the cross-validated AP the training reports.
   const TermList src_terms = read_term_list(config.input.src_terms),
                  tgt_terms = read_term_list(config.input.tgt_terms);
   CHECK(evaluate(gold, ranked, &src_terms, &tgt_terms, EvaluationOptions{}).ap ==
@@ -347,6 +358,54 @@ TEST_CASE("train_reranker's held-out list is ranked, keeps each source term in o
   CHECK(single.one_stage_ap == Approx(result.one_stage_ap).margin(1e-12));
   options.stages = 3;
   CHECK_THROWS_WITH(train_reranker(config, options), Catch::Contains("1 or 2 stages"));
+  // The model records how it was made: the feature revision, the recipe, its inputs by contents, the options.
+  CHECK(result.model.feature_revision == kFeatureRevision);
+  const auto recorded = [&](const std::string& line) {
+    return std::find(result.model.provenance.begin(), result.model.provenance.end(), line) !=
+           result.model.provenance.end();
+  };
+  CHECK(recorded("feature revision " + std::to_string(kFeatureRevision)));
+  CHECK(recorded("input gold: terms-en-fr.txt, " + std::to_string(std::filesystem::file_size(gold_path)) +
+                 " bytes, " + file_fingerprint(gold_path)));
+  CHECK(recorded("option input.reranker = 'none'"));
+  const auto recipe = std::find_if(result.model.provenance.begin(), result.model.provenance.end(),
+                                   [](const std::string& line) { return line.rfind("recipe:", 0) == 0; });
+  REQUIRE(recipe != result.model.provenance.end());
+  CHECK_THAT(*recipe, Catch::Contains("learner logistic, 2 stages, 3 folds") && Catch::Contains("fold seed 1"));
+  const Reranker read = parse_reranker(format_reranker(result.model), "(trained)");
+  CHECK(read.provenance == result.model.provenance);
+  CHECK(read.feature_revision == kFeatureRevision);
+  CHECK(read.features == result.model.features);
+}
+
+TEST_CASE("a model's provenance lines are kept, counted in line numbers, and its feature revision checked",
+          "[reranker]") {
+  const std::string logistic = "termalign-reranker 1\nb 1 2 3\nbias 0.5\n";
+  const Reranker model = parse_reranker("# made by hand\n# feature revision 7\n" + logistic, "(p)");
+  CHECK(model.provenance == std::vector<std::string>{"made by hand", "feature revision 7"});
+  CHECK(model.feature_revision == 7);
+  CHECK(format_reranker(model) == "# made by hand\n# feature revision 7\n" + logistic);
+  CHECK(parse_reranker(logistic, "(p)").feature_revision == 0);
+  // An error after the provenance names the file's own line.
+  CHECK_THROWS_WITH(parse_reranker("# a\n# b\ntermalign-reranker 1\nb 1 2 3 4\nbias 0\n", "m.txt"),
+                    Catch::Contains("m.txt:4"));
+  CHECK_THROWS_WITH(parse_reranker("# a\n# feature revision x\n" + logistic, "m.txt"),
+                    Catch::Contains("m.txt:2") && Catch::Contains("feature revision N"));
+  // Loading warns when the model does not say its revision, or says another; not when it is this build's.
+  const std::string path = (std::filesystem::temp_directory_path() / "termalign_test_revision.txt").string();
+  const auto warnings_loading = [&](const std::string& text) {
+    std::ofstream(path) << text;
+    CapturedLog log;
+    load_reranker(path);
+    return log.warnings_with("train it again");
+  };
+  CHECK(warnings_loading(logistic) == 1);
+  CHECK(warnings_loading("# feature revision " + std::to_string(kFeatureRevision + 1) + "\n" + logistic) == 1);
+  CHECK(warnings_loading("# feature revision " + std::to_string(kFeatureRevision) + "\n" + logistic) == 0);
+  std::filesystem::remove(path);
+  // The bundled models are this build's.
+  for (const bool with_corpora : {false, true})
+    CHECK(bundled_reranker(with_corpora).feature_revision == kFeatureRevision);
 }
 
 TEST_CASE("the first stage's columns agree with brute force", "[reranker]") {

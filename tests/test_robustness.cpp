@@ -713,8 +713,9 @@ TEST_CASE("robustness: train-reranker rejects training values that would train n
     check_stopped_at_once(outcome);
     CHECK_FALSE(fs::exists(scratch.file("model.txt")));
   }
-  // More folds than source terms: each fold needs terms of its own (checked once the lists are read).
-  const Outcome outcome = train_sample(scratch, "--folds 1000");
+  // More folds than source terms: each fold needs terms of its own (checked once the lists are read). A leading 0
+  // is read as typed, not as octal (01000 would be 512).
+  const Outcome outcome = train_sample(scratch, "--folds 01000");
   CHECK(outcome.exit_code == 2);
   CHECK_THAT(outcome.errors, Catch::Contains("1000 folds for 181 source terms with candidates"));
   CHECK_FALSE(fs::exists(scratch.file("model.txt")));

@@ -146,6 +146,10 @@ void load_config(const std::string& path, AlignConfig& config);
 void apply_toml(AlignConfig& config, const std::string& toml_text, const std::string& origin);
 // The fully resolved configuration as TOML; loading it alone reproduces the run.
 std::string to_toml(const AlignConfig& config);
+// The options of `config` other than the files (inputs, outputs, data_dir) that differ from AlignConfig's
+// defaults, as "section.key = value" (TOML values): with the files' fingerprints, what a trained model records of
+// the run that generated its candidates.
+std::vector<std::string> changed_options(const AlignConfig& config);
 
 // One option of AlignConfig as the option table lists it: its TOML section and key, and its CLI flag without the
 // dashes ("top-m"); a program's name for it is the flag with underscores ("top_m", the Python module's keyword).

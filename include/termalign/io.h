@@ -12,6 +12,11 @@ bool is_valid_utf8(std::string_view text);
 // True when every byte of `text` is ASCII.
 bool is_ascii(std::string_view text);
 
+// Whether valid UTF-8 `text` is in Unicode NFC (composed characters, as BUCC data and fastText vectors are; ASCII
+// always is), and `text` in NFC.
+bool is_nfc(std::string_view text);
+std::string to_nfc(std::string_view text);
+
 // The UTF-8 byte order mark, which every text input ignores at its start.
 inline constexpr std::string_view kUtf8Bom = "\xEF\xBB\xBF";
 // Removes a leading byte order mark from `text`; whether there was one.
@@ -37,6 +42,10 @@ std::string read_file(const std::string& path);
 // A file's size and modification time as text ("" when there is no such file): what was derived from the file and
 // kept (VectorCache, Aligner) is stale once it differs.
 std::string file_signature(const std::string& path);
+
+// A file's contents as "fnv1a64:" and 16 hex digits (fingerprint_bytes over all its bytes, read in blocks), for
+// records of what a result was made from; an input error naming the file when it cannot be read.
+std::string file_fingerprint(const std::string& path);
 
 // Writes to a temporary file beside `path` and renames it onto `path` on commit(), so that readers never see a
 // partial file and an existing file stays as it was when the run fails. Without commit() the temporary file is

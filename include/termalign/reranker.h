@@ -62,6 +62,11 @@ std::string feature_group(const std::string& name);
 // The first of `names` that needs the corpora (a "corpus-..." group), or null when none does.
 const std::string* first_corpus_feature(const std::vector<std::string>& names);
 
+// What the features mean: raised whenever a change computes any feature differently from the same inputs (a new
+// tokenisation, another rule for compound members), so that a model trained before is told apart. The bundled
+// models are retrained then (scripts/train_models.sh).
+constexpr int kFeatureRevision = 1;
+
 enum class Learner { logistic, trees, ranking };
 const char* to_string(Learner learner);
 Learner parse_learner(const std::string& name);  // usage error on an unknown name
@@ -78,6 +83,11 @@ struct Reranker {
   double bias = 0;
   std::string booster;  // trees and ranking: the XGBoost model (JSON)
   std::shared_ptr<const Reranker> first_stage;  // a two-stage model's first stage (itself of one stage)
+  // How it was made, as its file says in lines "# ..." at its top (without the "# "): train_reranker writes the
+  // termalign version, the recipe, the inputs' fingerprints and the options. Empty for a model of a termalign
+  // before feature revision 1.
+  std::vector<std::string> provenance;
+  int feature_revision = 0;  // kFeatureRevision when trained; 0 when the file does not say
   std::size_t stages() const { return first_stage ? 2 : 1; }
   // The score of each row (higher = more likely a translation): the logit, or the trees' margin.
   // `features_matrix` holds this model's columns in its order.
@@ -120,6 +130,9 @@ Reranker train_logistic(const Matrix& features, const std::vector<std::string>& 
 // per feature and the bias) or the XGBoost model. A two-stage model: the line "termalign-reranker-stages 2", the
 // first stage's text, a line "second stage", the second's. format_reranker gives the text, save_reranker writes
 // it atomically. load_reranker also reads the logistic models of earlier versions ("termalign-reranker 1").
+// Lines "# ..." before the header are the model's provenance; one of them, "feature revision N", is its
+// feature_revision. load_reranker warns when that is not kFeatureRevision: the model reads features that this
+// build computes otherwise (or cannot tell), and should be trained again.
 std::string format_reranker(const Reranker& model);
 void save_reranker(const std::string& path, const Reranker& model);
 Reranker load_reranker(const std::string& path);

@@ -435,7 +435,10 @@ def test_train_reranker_reports_its_cross_validated_list_and_its_model_aligns(tm
     assert held_out and all(len(row) == 5 for row in held_out)
     scores = [row[4] for row in held_out]
     assert scores == sorted(scores, reverse=True)
-    assert sum(row[2] for row in held_out) == result["positives"]
+    # Capped as align's list: the gold pairs among its rows are at most the candidates' positives.
+    assert sum(row[2] for row in held_out) <= result["positives"]
+    gold = {tuple(line.split("\t")) for line in pathlib.Path(GOLD).read_text(encoding="utf-8").splitlines()}
+    assert all(row[2] == ((row[0], row[1]) in gold) for row in held_out)
     # The list's AP, by the scorer, is the cross-validated AP reported.
     report = termalign.evaluate(GOLD, [(row[0], row[1]) for row in held_out], SRC_TERMS, TGT_TERMS)
     assert report["ap"] == pytest.approx(result["cross_validated_ap"], abs=1e-9)
@@ -446,8 +449,11 @@ def test_train_reranker_reports_its_cross_validated_list_and_its_model_aligns(tm
     pairs = termalign.align(config=ROOT / "configs" / "sample.toml", src_corpus="", tgt_corpus="",
                             reranker=str(model))
     assert pairs and pairs[0][2] >= pairs[-1][2]
-    # Two stages by default; one on request, whose cross-validated AP is the first stage's of the run above.
-    assert result["stages"] == 2 and result["model"].startswith("termalign-reranker-stages 2\n")
+    # Two stages by default (after the lines that say how the model was made); one on request, whose
+    # cross-validated AP is the first stage's of the run above.
+    body = [line for line in result["model"].splitlines() if not line.startswith("#")]
+    assert result["stages"] == 2 and body[0] == "termalign-reranker-stages 2"
+    assert "\n# feature revision 1\n" in result["model"] and "\n# input gold: terms-en-fr.txt, " in result["model"]
     single = termalign.train_reranker(config=ROOT / "configs" / "sample.toml", learner="logistic", folds=3,
                                       src_corpus="", tgt_corpus="", gold=GOLD, stages=1)
     assert single["stages"] == 1

@@ -1,6 +1,7 @@
 // termalign: bilingual terminology alignment with word embeddings (BUCC 2022).
 #include <CLI/CLI.hpp>
 #include <algorithm>
+#include <cctype>
 #include <cstdlib>
 #include <exception>
 #include <iostream>
@@ -107,6 +108,26 @@ int main(int argc, char** argv) {
 
 namespace {
 
+// CLI11 reads an integer with a leading 0 in C's way, as octal (`--folds 010` gave 8 folds): every integer
+// option of every command drops its leading zeros first, so that it reads as typed. (align's options read
+// decimal on their own, through the library's option parser.)
+void read_integers_as_decimal(CLI::App& app) {
+  const auto decimal = [](std::string text) {
+    const std::size_t sign = !text.empty() && (text[0] == '-' || text[0] == '+') ? 1 : 0;
+    std::size_t digits = sign;
+    while (digits + 1 < text.size() && text[digits] == '0' &&
+           std::isdigit(static_cast<unsigned char>(text[digits + 1])) != 0)
+      ++digits;
+    return text.erase(sign, digits - sign);
+  };
+  for (CLI::App* command : app.get_subcommands({})) {
+    for (CLI::Option* option : command->get_options()) {
+      const std::string type = option->get_type_name();
+      if (type == "INT" || type == "UINT") option->transform(decimal);
+    }
+  }
+}
+
 int run(int argc, char** argv, const termalign::ProcessGroup& group) {
   CLI::App app{"termalign: align bilingual terminology with word embeddings (BUCC 2022 shared task)"};
   app.require_subcommand(1);
@@ -133,6 +154,7 @@ int run(int argc, char** argv, const termalign::ProcessGroup& group) {
   termalign::cli::add_train_reranker_command(app);
   termalign::cli::add_train_vectors_command(app);
   termalign::cli::add_ablate_command(app);
+  read_integers_as_decimal(app);
 
   try {
     // TERMALIGN_TILE_KERNEL=auto|eigen|openblas forces the similarity kernel (scripts/test.sh runs the tests with
