@@ -1,6 +1,6 @@
 // The Python module `termalign`: align, evaluate and the Aligner's stages over the C++ library (pybind11).
-// Every call that works releases the GIL; the library's log lines go to Python's logging ("termalign"); its
-// errors become termalign.Error and its subclasses, with the library's message.
+// Every call that works releases the GIL and stops at Ctrl-C with KeyboardInterrupt; the library's log lines go to
+// Python's logging ("termalign"); its errors become termalign.Error and its subclasses, with its message.
 #include <pybind11/numpy.h>
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
@@ -12,6 +12,7 @@
 #include <cstdint>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <tuple>
 #include <type_traits>
@@ -24,6 +25,7 @@
 #include "termalign/error.h"
 #include "termalign/evaluation.h"
 #include "termalign/explain.h"
+#include "termalign/interrupt.h"
 #include "termalign/lexicon.h"
 #include "termalign/logging.h"
 #include "termalign/mapping.h"
@@ -107,6 +109,29 @@ Column scores_column(const py::dict& scores, const char* key) {
     throw_usage_error(std::string("scores['") + key + "'] must be a sequence of " +
                       (std::is_same_v<Column, std::vector<float>> ? "numbers" : "non-negative integers") +
                       ", as score() returns it.");
+  }
+}
+
+// Runs `work` without the GIL, so that Python's other threads run meanwhile, and stops it at Ctrl-C: the library
+// polls (interrupt.h) a check that takes the GIL and runs Python's signal handlers. When a handler raises (as
+// Ctrl-C's raises KeyboardInterrupt), the library stops with its interrupted error, and the handler's exception is
+// raised in its place. Only the calling thread polls, with no lock of the library held: the GIL is all it takes.
+template <class Work>
+auto without_gil(Work&& work) {
+  std::optional<py::error_already_set> raised;
+  const auto run_signal_handlers = [&raised] {
+    py::gil_scoped_acquire gil;
+    if (PyErr_CheckSignals() == 0) return false;
+    raised.emplace();  // takes the exception out of Python's error indicator until the call has unwound
+    return true;
+  };
+  try {
+    py::gil_scoped_release release;
+    const ScopedInterruptCheck interruptible(run_signal_handlers);
+    return work();
+  } catch (const Error& error) {
+    if (error.kind() != ErrorKind::interrupted || !raised) throw;
+    throw *raised;  // with the GIL held again
   }
 }
 
@@ -223,8 +248,7 @@ Side parse_side(const std::string& side) {
 PairList pair_list(const py::object& pairs, PairFileKind kind) {
   if (py::isinstance<py::str>(pairs) || py::hasattr(pairs, "__fspath__")) {
     const std::string path = fspath(pairs);
-    py::gil_scoped_release release;
-    return read_pairs(path, kind);
+    return without_gil([&] { return read_pairs(path, kind); });
   }
   PairList list;
   list.path = "(pairs given in Python)";
@@ -341,11 +365,7 @@ PYBIND11_MODULE(termalign, m) {
         refuse_output_files(options, "align()");
         const AlignConfig resolved = make_config(config, options);
         follow_python_level();
-        std::vector<RankedPair> pairs;
-        {
-          py::gil_scoped_release release;
-          pairs = align_terms(resolved);
-        }
+        const std::vector<RankedPair> pairs = without_gil([&] { return align_terms(resolved); });
         return to_tuples(pairs);
       },
       py::arg("config") = py::none(),
@@ -359,11 +379,7 @@ PYBIND11_MODULE(termalign, m) {
         refuse_output_files(options, "explain()");
         const AlignConfig resolved = make_config(config, options);
         follow_python_level();
-        Explanation explanation;
-        {
-          py::gil_scoped_release release;
-          explanation = explain_terms(resolved);
-        }
+        const Explanation explanation = without_gil([&] { return explain_terms(resolved); });
         py::list rows;
         std::vector<py::str> columns;
         for (const std::string& column : explanation.columns) columns.emplace_back(column);
@@ -396,15 +412,14 @@ PYBIND11_MODULE(termalign, m) {
         options.ignore_oov = ignore_oov;
         follow_python_level();
         std::string json;
-        {
-          py::gil_scoped_release release;
+        without_gil([&] {
           validate(options, !source_path.empty(), !target_path.empty());
           TermList sources, targets;
           if (!source_path.empty()) sources = read_term_list(source_path);
           if (!target_path.empty()) targets = read_term_list(target_path);
           json = format_json(evaluate(gold_pairs, predictions, source_path.empty() ? nullptr : &sources,
                                       target_path.empty() ? nullptr : &targets, options));
-        }
+        });
         return py::module_::import("json").attr("loads")(json);
       },
       py::arg("gold"), py::arg("pred"), py::arg("src_terms") = py::none(), py::arg("tgt_terms") = py::none(),
@@ -438,11 +453,10 @@ PYBIND11_MODULE(termalign, m) {
         follow_python_level();
         RerankerTrainingResult result;
         std::string model;
-        {
-          py::gil_scoped_release release;
+        without_gil([&] {
           result = train_reranker(resolved, training);
           model = format_reranker(result.model);
-        }
+        });
         py::dict learners, groups;
         for (const auto& [name, ap] : result.learners) learners[py::str(name)] = ap;
         for (const AblationRow& row : result.ablation) groups[py::str(row.group)] = row.cross_validated_ap;
@@ -492,11 +506,8 @@ PYBIND11_MODULE(termalign, m) {
         AblationOptions options;
         if (!plot_script.is_none()) options.plot_script = fspath(plot_script);
         follow_python_level();
-        AblationResult result;
-        {
-          py::gil_scoped_release release;
-          result = run_ablation(read_grid(grid_path, base_path), options);
-        }
+        const AblationResult result =
+            without_gil([&] { return run_ablation(read_grid(grid_path, base_path), options); });
         py::module_ json = py::module_::import("json"), tomllib = py::module_::import("tomllib");
         py::list runs;
         for (const AblationRun& run : result.runs) {
@@ -545,11 +556,7 @@ PYBIND11_MODULE(termalign, m) {
         options.seed = seed;
         options.lowercase = lowercase;
         follow_python_level();
-        TrainVectorsReport report;
-        {
-          py::gil_scoped_release release;
-          report = train_vectors(options);
-        }
+        const TrainVectorsReport report = without_gil([&] { return train_vectors(options); });
         py::dict result;
         result["bin"] = options.out + ".bin";
         result["vec"] = options.out + ".vec";
@@ -596,11 +603,10 @@ PYBIND11_MODULE(termalign, m) {
           [](Aligner& aligner) {
             follow_python_level();
             const Embeddings *source, *target;
-            {
-              py::gil_scoped_release release;
+            without_gil([&] {
               source = &aligner.vectors(Side::source);
               target = &aligner.vectors(Side::target);
-            }
+            });
             return py::make_tuple(py::make_tuple(source->words, to_numpy(source->vectors)),
                                   py::make_tuple(target->words, to_numpy(target->vectors)));
           },
@@ -615,8 +621,7 @@ PYBIND11_MODULE(termalign, m) {
              py::array_t<float, py::array::c_style | py::array::forcecast> target_vectors) {
             Embeddings source = make_embeddings(std::move(source_words), source_vectors, "source_vectors");
             Embeddings target = make_embeddings(std::move(target_words), target_vectors, "target_vectors");
-            py::gil_scoped_release release;
-            aligner.set_vectors(std::move(source), std::move(target));
+            without_gil([&] { aligner.set_vectors(std::move(source), std::move(target)); });
           },
           py::arg("source_words"), py::arg("source_vectors"), py::arg("target_words"), py::arg("target_vectors"),
           "Uses these vectors (words most frequent first, one float row each) instead of the configured files.")
@@ -626,11 +631,7 @@ PYBIND11_MODULE(termalign, m) {
             follow_python_level();
             std::unique_ptr<PairList> pairs;
             if (!seed.is_none()) pairs = std::make_unique<PairList>(pair_list(seed, PairFileKind::seed_lexicon));
-            const Mapping* mapping;
-            {
-              py::gil_scoped_release release;
-              mapping = &aligner.fit_mapping(pairs.get());
-            }
+            const Mapping* mapping = without_gil([&] { return &aligner.fit_mapping(pairs.get()); });
             return mapping_dict(*mapping);
           },
           py::arg("seed") = py::none(),
@@ -640,8 +641,7 @@ PYBIND11_MODULE(termalign, m) {
           "set_mapping",
           [](Aligner& aligner, py::object path) {
             const std::string file = fspath(path);
-            py::gil_scoped_release release;
-            aligner.set_mapping(load_mapping(file));
+            without_gil([&] { aligner.set_mapping(load_mapping(file)); });
           },
           py::arg("path"), "Uses a mapping saved by `termalign align --save-mapping` instead of fitting one.")
       .def_property_readonly(
@@ -652,12 +652,8 @@ PYBIND11_MODULE(termalign, m) {
           "compose",
           [](Aligner& aligner, std::vector<std::string> terms, const std::string& side) {
             follow_python_level();
-            ComposedTerms composed;
             const Side which = parse_side(side);
-            {
-              py::gil_scoped_release release;
-              composed = aligner.compose(terms, which);
-            }
+            const ComposedTerms composed = without_gil([&] { return aligner.compose(terms, which); });
             return py::make_tuple(to_numpy(composed.vectors), to_numpy_vector(composed.term_ids));
           },
           py::arg("terms"), py::arg("side") = "source",
@@ -669,11 +665,7 @@ PYBIND11_MODULE(termalign, m) {
              py::array_t<float, py::array::c_style | py::array::forcecast> Z) {
             follow_python_level();
             const Matrix x = from_numpy(X, "X"), z = from_numpy(Z, "Z");
-            CslsSelection scored;
-            {
-              py::gil_scoped_release release;
-              scored = aligner.score(x, z);
-            }
+            const CslsSelection scored = without_gil([&] { return aligner.score(x, z); });
             std::vector<std::uint32_t> rows, cols;
             std::vector<float> csls, cosine;
             for (const Candidate& candidate : scored.candidates) {
@@ -709,11 +701,9 @@ PYBIND11_MODULE(termalign, m) {
               throw_usage_error("scores' source, target and csls arrays need the same length.");
             for (std::size_t i = 0; i < rows.size(); ++i)
               scored.candidates.push_back({csls[i], 0, rows[i], cols[i]});
-            std::vector<RankedIndex> ranked;
-            {
-              py::gil_scoped_release release;
-              ranked = aligner.rank(scored, source_ids, target_ids, source_terms.size(), target_terms.size());
-            }
+            const std::vector<RankedIndex> ranked = without_gil([&] {
+              return aligner.rank(scored, source_ids, target_ids, source_terms.size(), target_terms.size());
+            });
             py::list list(ranked.size());
             for (std::size_t i = 0; i < ranked.size(); ++i) {
               list[i] = py::make_tuple(source_terms[ranked[i].source], target_terms[ranked[i].target],
@@ -731,11 +721,7 @@ PYBIND11_MODULE(termalign, m) {
           [](Aligner& aligner, py::kwargs options) {
             apply_aligner_keywords(aligner.config(), options, "Aligner.align");
             follow_python_level();
-            std::vector<RankedPair> pairs;
-            {
-              py::gil_scoped_release release;
-              pairs = aligner.align();
-            }
+            const std::vector<RankedPair> pairs = without_gil([&] { return aligner.align(); });
             return to_tuples(pairs);
           },
           "termalign.align with this Aligner's configuration (options given here change it) and kept vectors.")

@@ -10,6 +10,7 @@
 #include <memory>
 
 #include "termalign/error.h"
+#include "termalign/interrupt.h"
 #include "termalign/parallel.h"
 
 namespace termalign {
@@ -112,6 +113,7 @@ std::string train_boosted_trees(const Matrix& x, const std::vector<std::uint8_t>
   booster.set("nthread", std::to_string(resolve_threads(options.threads)));
   booster.set("verbosity", "0");
   for (int round = 0; round < options.rounds; ++round) {
+    throw_if_interrupted();  // a round of a large training takes a second or more
     check(XGBoosterUpdateOneIter(booster.handle, round, matrix.handle), "training");
   }
   if (!names.empty()) {  // kept in the model's JSON (learner.feature_names)

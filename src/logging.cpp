@@ -10,6 +10,8 @@
 #include <mutex>
 #include <string>
 
+#include "termalign/interrupt.h"
+
 namespace termalign {
 
 namespace {
@@ -76,6 +78,13 @@ Progress::Progress(std::string what, std::size_t total, std::chrono::millisecond
       last_(start_) {}
 
 void Progress::advance(std::size_t amount) {
+  count(amount);
+  // Outside the lock: a program's check may wait for a lock of its own (the Python module's takes the GIL), and no
+  // lock of the library may be held meanwhile (interrupt.h).
+  throw_if_interrupted();
+}
+
+void Progress::count(std::size_t amount) {
   std::lock_guard<std::mutex> lock(progress_mutex);
   done_ += amount;
   const auto now = std::chrono::steady_clock::now();

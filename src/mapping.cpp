@@ -18,6 +18,7 @@
 #include "detail/refinement_check.h"
 #include "detail/seeded_shuffle.h"
 #include "termalign/error.h"
+#include "termalign/interrupt.h"
 #include "termalign/io.h"
 #include "termalign/logging.h"
 #include "termalign/parallel.h"
@@ -489,6 +490,7 @@ SeedProducts refined_seed_products(const Matrix& Xs, const Matrix& Zt, const Mat
   }
   WordPairs kept;
   for (std::size_t iteration = 1; iteration <= options.refine_iterations; ++iteration) {
+    throw_if_interrupted();
     const WordPairs dictionary = mutual_nearest_neighbours(source_words, target_words, mapping, threads);
     if (dictionary == kept) {
       logger().info("refinement iteration {}/{}: converged (the dictionary did not change)", iteration,

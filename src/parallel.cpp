@@ -5,6 +5,8 @@
 #include <exception>
 #include <mutex>
 
+#include "detail/interrupt_scope.h"
+
 namespace termalign {
 
 int resolve_threads(int requested) { return requested > 0 ? requested : omp_get_max_threads(); }
@@ -93,9 +95,11 @@ void parallel_for(std::size_t n, int threads, const std::function<void(std::size
     return;
   }
   LoopErrors errors;
+  ScopedInterruptCheck::State* const interrupt_scope = detail::interrupt_scope();
 #pragma omp parallel num_threads(thread_count)
   {
     const LoopSlot slot(omp_get_thread_num());
+    const detail::SharedInterruptScope interruptible(interrupt_scope);
     share_items(n, body, errors);
   }
   if (errors.first) std::rethrow_exception(errors.first);
@@ -103,9 +107,11 @@ void parallel_for(std::size_t n, int threads, const std::function<void(std::size
 
 void on_each_thread(int threads, const std::function<void()>& body) {
   LoopErrors errors;
+  ScopedInterruptCheck::State* const interrupt_scope = detail::interrupt_scope();
 #pragma omp parallel num_threads(resolve_threads(threads))
   {
     const LoopSlot slot(omp_get_thread_num());
+    const detail::SharedInterruptScope interruptible(interrupt_scope);
     try {
       body();
     } catch (...) {
@@ -126,9 +132,11 @@ void parallel_for_alongside(std::size_t n, int threads, const std::function<void
   }
   LoopErrors errors;
   std::exception_ptr alongside_error;
+  ScopedInterruptCheck::State* const interrupt_scope = detail::interrupt_scope();
 #pragma omp parallel num_threads(thread_count)
   {
     const LoopSlot slot(omp_get_thread_num());
+    const detail::SharedInterruptScope interruptible(interrupt_scope);
     // The calling thread (whose heap holds the memory earlier steps freed) runs alongside(), then joins the loop.
     if (current_thread() == 0) {
       try {

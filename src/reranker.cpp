@@ -17,6 +17,7 @@
 #include "detail/key_groups.h"
 #include "termalign/boosted_trees.h"
 #include "termalign/error.h"
+#include "termalign/interrupt.h"
 #include "termalign/io.h"
 #include "termalign/logging.h"
 #include "termalign/parallel.h"
@@ -618,6 +619,7 @@ Reranker train_logistic(const Matrix& features_matrix, const std::vector<std::st
   Eigen::VectorXd penalty = Eigen::VectorXd::Constant(f + 1, l2);
   penalty(f) = 0;
   for (int iteration = 0; iteration < 50; ++iteration) {
+    throw_if_interrupted();
     const Eigen::VectorXd p =
         (-(x * w)).array().exp().matrix().unaryExpr([](double e) { return 1.0 / (1.0 + e); });
     const Eigen::VectorXd gradient = x.transpose() * (p - y) + penalty.cwiseProduct(w);

@@ -20,6 +20,7 @@
 #include <stdexcept>
 
 #include "termalign/error.h"
+#include "termalign/interrupt.h"
 #include "termalign/io.h"
 #include "termalign/lexicon.h"
 #include "termalign/logging.h"
@@ -113,6 +114,7 @@ TokenizedCorpus tokenize_corpus(const TrainVectorsOptions& options, const TermIn
   TokenizedCorpus corpus;
   std::string line, tokenized;
   while (std::getline(input, line)) {
+    throw_if_interrupted();
     ++corpus.lines;
     if (corpus.lines == 1 && line.rfind(kUtf8Bom, 0) == 0) line.erase(0, kUtf8Bom.size());
     if (!is_valid_utf8(line)) throw_input_error(options.corpus, corpus.lines, "line is not valid UTF-8.");
@@ -163,12 +165,22 @@ fasttext::Args fasttext_args(const TrainVectorsOptions& options, const std::stri
   return args;
 }
 
-// fastText's callback runs on every training thread: one of them logs, at most every `interval`.
+// fastText's callback runs on every training thread: one of them logs, at most every `interval`. With one thread
+// fastText trains on the calling thread, and the callback is a polling point (interrupt.h) whose error unwinds
+// through fastText; its own threads (several) have no interruption scope, so nothing is thrown there (it would end
+// the process): the training then stops only between the steps of train_vectors.
 class TrainingProgress {
  public:
   explicit TrainingProgress(std::chrono::seconds interval) : interval_(interval) {}
+  void operator()(float progress, float loss, double words_per_second_per_thread, double learning_rate,
+                  int64_t eta_seconds) {
+    log_if_due(progress, loss, words_per_second_per_thread, learning_rate, eta_seconds);
+    throw_if_interrupted();
+  }
+
+ private:
   // fastText computes the loss only when it prints its own progress (verbose > 1), so it is not logged.
-  void operator()(float progress, float, double words_per_second_per_thread, double, int64_t eta_seconds) {
+  void log_if_due(float progress, float, double words_per_second_per_thread, double, int64_t eta_seconds) {
     std::unique_lock<std::mutex> lock(mutex_, std::try_to_lock);
     if (!lock.owns_lock()) return;
     const auto now = std::chrono::steady_clock::now();
@@ -178,7 +190,6 @@ class TrainingProgress {
                   words_per_second_per_thread, eta_seconds);
   }
 
- private:
   std::mutex mutex_;
   std::chrono::seconds interval_;
   std::chrono::steady_clock::time_point last_ = std::chrono::steady_clock::now();
@@ -366,8 +377,10 @@ TrainVectorsReport train_vectors(const TrainVectorsOptions& options) {
       "{} thread(s), seed {})",
       to_string(options.model), options.dim, options.epoch, options.min_count, options.minn, options.maxn,
       options.bucket, options.threads, options.seed);
+  throw_if_interrupted();
   fasttext::FastText model;
   train_fasttext(model, options, tokenized.path());
+  throw_if_interrupted();
   report.vocabulary = static_cast<std::size_t>(model.getDictionary()->nwords());
   report.train_seconds = seconds_since(start);
   logger().info("train-vectors: trained {} words in {:.1f} s", report.vocabulary, report.train_seconds);

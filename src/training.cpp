@@ -14,6 +14,7 @@
 #include "termalign/align.h"
 #include "termalign/error.h"
 #include "termalign/evaluation.h"
+#include "termalign/interrupt.h"
 #include "termalign/io.h"
 #include "termalign/lexicon.h"
 #include "termalign/logging.h"
@@ -222,6 +223,7 @@ RerankerTrainingResult train_reranker(const AlignConfig& config, const RerankerT
     const Matrix& x = selected.values;
     Eigen::VectorXd held_out(static_cast<Eigen::Index>(evidence.size()));
     for (std::uint32_t fold = 0; fold < options.folds; ++fold) {
+      throw_if_interrupted();
       if (stages == 1) {
         fit_and_score(learner, x, names, train_rows[fold], test_rows[fold], held_out);
         continue;

@@ -25,11 +25,14 @@ class Progress {
  public:
   Progress(std::string what, std::size_t total);
   Progress(std::string what, std::size_t total, std::chrono::milliseconds interval);
-  // Thread-safe; cheap when no line is due.
+  // Thread-safe; cheap when no line is due. A polling point of interrupt.h: throws Error(interrupted) once the
+  // program's check asked to stop.
   void advance(std::size_t amount = 1);
   void finish();
 
  private:
+  void count(std::size_t amount);  // adds `amount`, logging a line when one is due
+
   std::string what_;
   std::size_t total_;
   std::chrono::milliseconds interval_;

@@ -11,7 +11,9 @@ int resolve_threads(int requested);
 
 // Calls body(i) for i in [0, n) on `threads` threads (dynamic schedule). Runs serially when n <= 1, when
 // threads == 1 or when already inside a parallel region. The first exception thrown by a body is rethrown
-// after the loop; the remaining iterations are skipped.
+// after the loop; the remaining iterations are skipped. The loop's threads share the calling thread's interruption
+// check (interrupt.h): once it asked to stop, each stops at its next polling point with Error(interrupted), and
+// that error is rethrown as any other.
 void parallel_for(std::size_t n, int threads, const std::function<void(std::size_t)>& body);
 
 // parallel_for(n, threads, body) while the calling thread first runs alongside() (serially: alongside() first):

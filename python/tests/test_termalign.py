@@ -7,6 +7,7 @@ import json
 import logging
 import os
 import pathlib
+import signal
 import subprocess
 import sys
 import threading
@@ -227,6 +228,49 @@ def test_logging_from_two_threads_does_not_deadlock():
                               capture_output=True, text=True, env=dict(os.environ))
     assert finished.returncode == 0, finished.stderr
     assert int(finished.stdout) > 0
+
+
+INTERRUPT_SCRIPT = """
+import sys, time
+import numpy as np
+import termalign
+root, rows = sys.argv[1], int(sys.argv[2])
+aligner = termalign.Aligner(config=root + "/configs/sample.toml", threads=2)
+vectors = np.random.default_rng(1).standard_normal((2 * rows, 300), dtype=np.float32)
+vectors /= np.linalg.norm(vectors, axis=1, keepdims=True)
+print("scoring", flush=True)
+try:
+    aligner.score(vectors[:rows], vectors[rows:])
+    print("finished", flush=True)
+except KeyboardInterrupt:
+    print(f"interrupted at {time.monotonic()}", flush=True)
+    # The request to stop ends with the call: the next call runs whole.
+    print(len(aligner.score(vectors[:100], vectors[100:300])["source"]), flush=True)
+    raise
+"""
+
+
+def test_ctrl_c_stops_a_long_call_with_keyboard_interrupt():
+    # CSLS of 30000 x 30000 random unit rows (d = 300) takes about 10 s on 2 cores; SIGINT a second into it
+    # raises KeyboardInterrupt (not termalign.Error) within about a second of work, and the process ends as
+    # Python ends on an uncaught KeyboardInterrupt. In a process of its own, so that the signal reaches it alone.
+    child = subprocess.Popen([sys.executable, "-c", INTERRUPT_SCRIPT, str(ROOT), "30000"], stdout=subprocess.PIPE,
+                             stderr=subprocess.PIPE, text=True, env=dict(os.environ))
+    try:
+        assert child.stdout.readline() == "scoring\n"
+        time.sleep(1.0)
+        sent = time.monotonic()
+        child.send_signal(signal.SIGINT)
+        out, errors = child.communicate(timeout=120)
+    finally:
+        child.kill()
+    lines = out.splitlines()
+    assert lines and lines[0].startswith("interrupted at "), (out, errors)
+    latency = float(lines[0].split()[-1]) - sent
+    assert latency < 1.5, f"KeyboardInterrupt {latency:.2f} s after SIGINT"
+    assert int(lines[1]) > 0
+    assert child.returncode == -signal.SIGINT
+    assert "KeyboardInterrupt" in errors and "termalign.Error" not in errors
 
 
 def test_every_option_has_a_keyword():
