@@ -67,6 +67,10 @@ spdlog::level::level_enum spdlog_level(int python) {
   return spdlog::level::critical;
 }
 
+// Where a call of without_gil on this thread keeps the exception a Python signal handler raised while the library
+// ran (null outside such calls).
+thread_local std::optional<py::error_already_set>* raised_by_handler = nullptr;
+
 // Hands each log line to logging.getLogger("termalign") with the GIL taken (lines come from the library's worker
 // threads while the calling thread waits without the GIL). Off once the interpreter is finalising. No lock of its
 // own (null_mutex): a sink lock held while waiting for the GIL would deadlock against a thread that holds the GIL
@@ -83,6 +87,12 @@ class PythonSink : public spdlog::sinks::base_sink<spdlog::details::null_mutex> 
     try {
       py::module_::import("logging").attr("getLogger")("termalign").attr("log")(python_level(message.level), text);
     } catch (py::error_already_set& error) {
+      // Python runs its signal handlers on the calling thread when it logs there: Ctrl-C's KeyboardInterrupt (not
+      // an Exception) raised inside logging is kept for the call's next poll, which stops it, not dropped.
+      if (raised_by_handler && !*raised_by_handler && !error.matches(PyExc_Exception)) {
+        raised_by_handler->emplace(std::move(error));
+        return;
+      }
       error.discard_as_unraisable("termalign log line");
     }
   }
@@ -121,14 +131,39 @@ auto without_gil(Work&& work) {
   std::optional<py::error_already_set> raised;
   const auto run_signal_handlers = [&raised] {
     py::gil_scoped_acquire gil;
+    if (raised) return true;  // raised while a log line went to Python (PythonSink)
     if (PyErr_CheckSignals() == 0) return false;
     raised.emplace();  // takes the exception out of Python's error indicator until the call has unwound
     return true;
   };
+  // The slot of PythonSink on this thread, for this call (restored after: calls do not nest, but stay safe if so).
+  struct Slot {
+    std::optional<py::error_already_set>* previous;
+    explicit Slot(std::optional<py::error_already_set>* slot) : previous(raised_by_handler) {
+      raised_by_handler = slot;
+    }
+    ~Slot() { raised_by_handler = previous; }
+  } slot(&raised);
+  // A handler's exception kept after the last poll (a log line at the end) is raised once the call is done.
+  using Result = decltype(work());
   try {
-    py::gil_scoped_release release;
-    const ScopedInterruptCheck interruptible(run_signal_handlers);
-    return work();
+    if constexpr (std::is_void_v<Result>) {
+      {
+        py::gil_scoped_release release;
+        const ScopedInterruptCheck interruptible(run_signal_handlers);
+        work();
+      }
+      if (raised) throw *raised;
+    } else {
+      std::optional<Result> result;
+      {
+        py::gil_scoped_release release;
+        const ScopedInterruptCheck interruptible(run_signal_handlers);
+        result.emplace(work());
+      }
+      if (raised) throw *raised;
+      return std::move(*result);
+    }
   } catch (const Error& error) {
     if (error.kind() != ErrorKind::interrupted || !raised) throw;
     throw *raised;  // with the GIL held again

@@ -181,6 +181,13 @@ void count_piece(const Piece& piece, const std::string& path, const TermMatcher&
 
 }  // namespace
 
+void warn_read_in_nfc(const std::string& path, std::size_t lines) {
+  logger().warn(
+      "{}: {} lines are not in Unicode NFC (decomposed accents); read in NFC, the form of BUCC data and fastText "
+      "vectors",
+      path, lines);
+}
+
 CorpusStatistics gather_corpus_statistics(const std::string& path, const std::vector<std::string>& terms,
                                           const CorpusOptions& options) {
   if (options.window < 1) throw_usage_error("The corpus context window must be at least 1 token.");
@@ -247,13 +254,7 @@ CorpusStatistics gather_corpus_statistics(const std::string& path, const std::ve
     all_words.insert(all_words.end(), part.words.begin(), part.words.end());
   }
   if (statistics.sentences == 0) throw_input_error(path, 0, "the corpus has no text.");
-  if (non_nfc_lines > 0) {
-    logger().warn(
-        "{}: {} lines are not in Unicode NFC (decomposed accents); read in NFC, the form of BUCC data and "
-        "fastText "
-        "vectors",
-        path, non_nfc_lines);
-  }
+  if (non_nfc_lines > 0) warn_read_in_nfc(path, non_nfc_lines);
   std::sort(all_words.begin(), all_words.end());
   all_words.erase(std::unique(all_words.begin(), all_words.end()), all_words.end());
   std::unordered_map<std::string, std::uint32_t> global_ids;

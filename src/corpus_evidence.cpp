@@ -6,6 +6,7 @@
 #include <numeric>
 
 #include "termalign/compositional.h"
+#include "termalign/io.h"
 #include "termalign/logging.h"
 #include "termalign/parallel.h"
 #include "termalign/sanity.h"
@@ -53,11 +54,12 @@ std::vector<SparseVector> translate_context_words(const CorpusEvidenceOptions& o
                                                   const TermComposer& source, const TermComposer& target,
                                                   const Mapping& mapping, const PairList& seed) {
   std::vector<SparseVector> translations(source_corpus.words.size());
+  // The corpora's words are in NFC (gather_corpus_statistics): so are the seed's looked up among them.
   for (const auto& [word, targets] : seed_translations(seed, false)) {
-    const auto s = source_corpus.word_ids.find(word);
+    const auto s = source_corpus.word_ids.find(to_nfc(word));
     if (s == source_corpus.word_ids.end()) continue;
     for (const std::string& target_word : targets) {
-      const auto t = target_corpus.word_ids.find(target_word);
+      const auto t = target_corpus.word_ids.find(to_nfc(target_word));
       if (t != target_corpus.word_ids.end()) translations[s->second].emplace_back(t->second, 1.0f);
     }
   }

@@ -20,6 +20,7 @@
 #include "detail/huge_pages.h"
 #include "detail/mapped_file.h"
 #include "termalign/error.h"
+#include "termalign/interrupt.h"
 #include "termalign/io.h"
 #include "termalign/logging.h"
 #include "termalign/parallel.h"
@@ -363,6 +364,12 @@ std::string gunzip(const std::string& path) {
   int status = Z_OK;
   std::size_t produced = 0;
   while (true) {
+    try {
+      throw_if_interrupted();  // a large .vec.gz inflates for tens of seconds
+    } catch (...) {
+      inflateEnd(&stream);
+      throw;
+    }
     if (stream.avail_in == 0 && remaining_in > 0) {
       stream.avail_in = static_cast<uInt>(std::min<std::size_t>(remaining_in, UINT32_MAX / 2));
       remaining_in -= stream.avail_in;

@@ -17,6 +17,7 @@
 
 #include "termalign/distributed.h"
 #include "termalign/error.h"
+#include "termalign/interrupt.h"
 #include "termalign/resources.h"
 
 namespace termalign {
@@ -161,7 +162,12 @@ std::string file_signature(const std::string& path) {
 }
 
 std::string file_fingerprint(const std::string& path) {
-  const int descriptor = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  // Only a regular file: a named pipe would block (or, read again, give nothing), a device never end.
+  struct stat status {};
+  if (::stat(path.c_str(), &status) != 0)
+    throw_input_error(path, 0, std::string("cannot open file: ") + std::strerror(errno));
+  if (!S_ISREG(status.st_mode)) return "";
+  const int descriptor = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
   if (descriptor < 0) throw_input_error(path, 0, std::string("cannot open file: ") + std::strerror(errno));
   // Blocks of a multiple of 8 bytes: fingerprint_bytes chained over them hashes the same words as over the whole.
   std::vector<char> block(std::size_t(1) << 20);
@@ -179,6 +185,12 @@ std::string file_fingerprint(const std::string& path) {
     if (got == 0 || filled == block.size()) {
       hash = fingerprint_bytes(block.data(), filled, hash);
       filled = 0;
+      try {
+        throw_if_interrupted();  // vectors of several GB take seconds
+      } catch (...) {
+        ::close(descriptor);
+        throw;
+      }
     }
     if (got == 0) break;
   }

@@ -85,7 +85,7 @@ class LineReader {
     if (non_nfc_lines_ > 0) {
       logger().warn(
           "{}: {} lines are not in Unicode NFC (composed characters, as BUCC data and fastText vectors are): "
-          "their words may miss the vectors, the corpus and the gold; convert the file to NFC",
+          "their words may miss the vectors, the seed lexicon and the gold; convert the file to NFC",
           path_, non_nfc_lines_);
     }
   }

@@ -9,7 +9,9 @@
 #include <functional>
 #include <iterator>
 #include <memory>
+#include <mutex>
 #include <numeric>
+#include <set>
 #include <sstream>
 #include <unordered_map>
 
@@ -639,9 +641,14 @@ namespace {
 
 constexpr const char* kRevisionLine = "feature revision ";
 
+// Each line after "# ", its control characters (a line end in a file name) as '?', so that it stays one line.
 std::string format_provenance(const Reranker& model) {
   std::string text;
-  for (const std::string& line : model.provenance) text += "# " + line + "\n";
+  for (std::string line : model.provenance) {
+    for (char& c : line)
+      if (static_cast<unsigned char>(c) < 0x20 || c == 0x7F) c = '?';
+    text += "# " + line + "\n";
+  }
   return text;
 }
 
@@ -654,9 +661,11 @@ std::string format_reranker(const Reranker& model) {
     return format_provenance(model) + format_reranker(bare);
   }
   if (model.first_stage) {
-    Reranker second = model;
+    // The file's provenance is the model's: a stage's own is not written (the file could not be read back).
+    Reranker first = *model.first_stage, second = model;
+    first.provenance.clear();
     second.first_stage.reset();
-    return std::string(kStagesHeader) + "\n" + format_reranker(*model.first_stage) + kSecondStageLine + "\n" +
+    return std::string(kStagesHeader) + "\n" + format_reranker(first) + kSecondStageLine + "\n" +
            format_reranker(second);
   }
   if (model.learner != Learner::logistic) {
@@ -817,14 +826,15 @@ Reranker parse_body(const std::string& text, const std::string& origin, std::siz
 }  // namespace
 
 Reranker parse_reranker(const std::string& whole_text, const std::string& origin) {
-  // The provenance: lines "# ..." before the header.
+  // The provenance: lines "# ..." before the header (after a byte order mark, as in every text input).
   std::vector<std::string> provenance;
   int revision = 0;
-  std::size_t begin = 0;
+  std::size_t begin = whole_text.compare(0, kUtf8Bom.size(), kUtf8Bom) == 0 ? kUtf8Bom.size() : 0;
   while (begin < whole_text.size() && whole_text[begin] == '#') {
     const std::size_t end = std::min(whole_text.find('\n', begin), whole_text.size());
     std::string line = whole_text.substr(begin, end - begin);
     line.erase(0, line.compare(0, 2, "# ") == 0 ? 2 : 1);
+    if (!line.empty() && line.back() == '\r') line.pop_back();  // a CRLF file then fails at its header
     if (line.rfind(kRevisionLine, 0) == 0) {
       const std::string number = line.substr(std::strlen(kRevisionLine));
       char* stop = nullptr;
@@ -832,6 +842,7 @@ Reranker parse_reranker(const std::string& whole_text, const std::string& origin
       if (number.empty() || *stop != '\0' || value <= 0 || value > 1000000)
         throw_input_error(origin, provenance.size() + 1,
                           "expected '# feature revision N' (N a positive integer).");
+      if (revision != 0) throw_input_error(origin, provenance.size() + 1, "a second '# feature revision' line.");
       revision = static_cast<int>(value);
     }
     provenance.push_back(std::move(line));
@@ -846,6 +857,14 @@ Reranker parse_reranker(const std::string& whole_text, const std::string& origin
 
 Reranker load_reranker(const std::string& path) {
   Reranker model = parse_reranker(read_file(path), path);
+  // One warning per file as it is: a run loads its model in its checks, then to score (and explain once more).
+  static std::mutex warned_mutex;
+  static std::set<std::string> warned;
+  {
+    std::lock_guard<std::mutex> lock(warned_mutex);
+    if (model.feature_revision == kFeatureRevision || !warned.insert(path + "\n" + file_signature(path)).second)
+      return model;
+  }
   if (model.feature_revision == 0) {
     logger().warn(
         "{}: the model does not say which revision of the features it was trained on (no '# feature revision' "

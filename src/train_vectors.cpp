@@ -19,6 +19,7 @@
 #include <mutex>
 #include <stdexcept>
 
+#include "termalign/corpus.h"
 #include "termalign/error.h"
 #include "termalign/interrupt.h"
 #include "termalign/io.h"
@@ -93,7 +94,7 @@ double seconds_since(std::chrono::steady_clock::time_point start) {
 }
 
 struct TokenizedCorpus {
-  std::size_t lines = 0, tokens = 0, joined_occurrences = 0;
+  std::size_t lines = 0, tokens = 0, joined_occurrences = 0, non_nfc_lines = 0;
   std::unordered_set<std::string> joined_terms;
 };
 
@@ -118,6 +119,12 @@ TokenizedCorpus tokenize_corpus(const TrainVectorsOptions& options, const TermIn
     ++corpus.lines;
     if (corpus.lines == 1 && line.rfind(kUtf8Bom, 0) == 0) line.erase(0, kUtf8Bom.size());
     if (!is_valid_utf8(line)) throw_input_error(options.corpus, corpus.lines, "line is not valid UTF-8.");
+    // In NFC, as the corpus evidence reads it (gather_corpus_statistics): decomposed accents would split words at
+    // their combining marks.
+    if (!is_nfc(line)) {
+      line = to_nfc(line);
+      ++corpus.non_nfc_lines;
+    }
     std::vector<std::string> tokens = tokenize(options.lowercase ? to_lower(line) : line);
     if (terms.size() != 0) tokens = join_terms(tokens, terms);
     if (tokens.empty()) continue;
@@ -141,6 +148,7 @@ TokenizedCorpus tokenize_corpus(const TrainVectorsOptions& options, const TermIn
     throw_output_error(tokenized_path, std::string("cannot write: ") + std::strerror(errno));
   if (corpus.tokens == 0)
     throw_input_error(options.corpus, 0, "the corpus is empty: it holds no token to train on.");
+  if (corpus.non_nfc_lines > 0) warn_read_in_nfc(options.corpus, corpus.non_nfc_lines);
   return corpus;
 }
 

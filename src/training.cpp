@@ -98,11 +98,19 @@ std::vector<std::string> training_provenance(const AlignConfig& config, const Re
       lines.push_back(fmt::format("input seed: {} (identical words)", kIdenticalSeed));
       continue;
     }
-    std::error_code error;
-    const auto bytes = std::filesystem::file_size(*path, error);
-    lines.push_back(fmt::format("input {}: {}, {} bytes, {}", name,
-                                std::filesystem::path(*path).filename().string(), error ? 0 : bytes,
-                                file_fingerprint(*path)));
+    // Read again after the training: a file that cannot be is noted, not fatal (the model is trained).
+    const std::string file = std::filesystem::path(*path).filename().string();
+    try {
+      const std::string fingerprint = file_fingerprint(*path);
+      lines.push_back(fingerprint.empty()
+                          ? fmt::format("input {}: {} (not a regular file: no fingerprint)", name, file)
+                          : fmt::format("input {}: {}, {} bytes, {}", name, file,
+                                        std::filesystem::file_size(*path), fingerprint));
+    } catch (const std::exception& error) {  // Error or filesystem_error; an interruption goes on
+      if (const auto* stop = dynamic_cast<const Error*>(&error); stop && stop->kind() == ErrorKind::interrupted)
+        throw;
+      lines.push_back(fmt::format("input {}: {} (could not be read again: no fingerprint)", name, file));
+    }
   }
   const std::vector<std::string> changed = changed_options(config);
   if (changed.empty()) lines.emplace_back("options: align's defaults");

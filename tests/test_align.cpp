@@ -1,6 +1,7 @@
 #include <algorithm>
 #include <catch2/catch.hpp>
 #include <cstdio>
+#include <cstdlib>
 #include <filesystem>
 #include <map>
 #include <numeric>
@@ -15,6 +16,7 @@
 #include "termalign/evaluation.h"
 #include "termalign/io.h"
 #include "termalign/lexicon.h"
+#include "termalign/scoring.h"
 
 using namespace termalign;
 
@@ -33,6 +35,20 @@ constexpr double kFigureMargin = 1e-3;
 #else
 constexpr double kFigureMargin = 5e-7;
 #endif
+
+// The margin of a learnt figure on enfr/train: the figures are this host's automatic tile kernel's. Forced to the
+// other kernel (TERMALIGN_TILE_KERNEL: scripts/test.sh runs [align] with each), products rounded otherwise can
+// flip a split of the trees: 0.835018 against 0.835045 without corpora with OpenBLAS's SSE3 tiles, where auto
+// takes Eigen's.
+double learnt_figure_margin() {
+  const char* forced = std::getenv("TERMALIGN_TILE_KERNEL");
+  if (forced == nullptr) return kFigureMargin;
+  const std::string kernel = similarity_kernel();
+  set_tile_kernel(TileKernelChoice::automatic);
+  const bool automatic = similarity_kernel() == kernel;
+  set_tile_kernel(parse_tile_kernel(forced));
+  return automatic ? kFigureMargin : std::max(kFigureMargin, 1e-4);
+}
 
 AlignConfig sample_config(const std::string& vectors_extension, const std::string& out_name) {
   std::filesystem::create_directories(kOutputs);
@@ -338,12 +354,12 @@ TEST_CASE("Default configuration on the training data: the README's AP", "[align
   config.output.out = kOutputs + "/train.tsv";
   run_align(config);
   CHECK(check_valid_submission(config) > 0);
-  CHECK(average_precision(config, gold) == Approx(kTrainDefaultAp).margin(kFigureMargin));
+  CHECK(average_precision(config, gold) == Approx(kTrainDefaultAp).margin(learnt_figure_margin()));
   config = termalign_tests::dataset_config(shared + "/vectors", "bin", shared + "/enfr/train", gold, true);
   REQUIRE_THAT(config.input.src_corpus, Catch::EndsWith("enfr/train/corpus-en.txt"));
   config.output.out = kOutputs + "/train.tsv";
   run_align(config);
-  CHECK(average_precision(config, gold) == Approx(kTrainCorpusAp).margin(kFigureMargin));
+  CHECK(average_precision(config, gold) == Approx(kTrainCorpusAp).margin(learnt_figure_margin()));
   config.input.reranker = "none";
   run_align(config);
   CHECK(average_precision(config, gold) == Approx(kTrainUnsupervisedAp).margin(kFigureMargin));

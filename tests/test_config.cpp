@@ -1,3 +1,5 @@
+#include <sys/stat.h>
+
 #include <catch2/catch.hpp>
 #include <cstdio>
 #include <fstream>
@@ -98,6 +100,12 @@ TEST_CASE("file_fingerprint hashes a file's bytes as fingerprint_bytes does, acr
   CHECK(file_fingerprint(path) != std::string("fnv1a64:") + digits);
   std::remove(path.c_str());
   CHECK_THROWS_WITH(file_fingerprint(path), Catch::Contains(path));
+  // A named pipe is not read (with no writer, opening it would wait for ever): no fingerprint.
+  const std::string pipe = std::string(TERMALIGN_BINARY_DIR) + "/test_config_fingerprint.fifo";
+  std::remove(pipe.c_str());
+  REQUIRE(::mkfifo(pipe.c_str(), 0600) == 0);
+  CHECK(file_fingerprint(pipe).empty());
+  std::remove(pipe.c_str());
 }
 
 TEST_CASE("A resolved configuration says what wrote it, and a build with other bundled models warns", "[config]") {

@@ -391,6 +391,20 @@ TEST_CASE("a model's provenance lines are kept, counted in line numbers, and its
                     Catch::Contains("m.txt:4"));
   CHECK_THROWS_WITH(parse_reranker("# a\n# feature revision x\n" + logistic, "m.txt"),
                     Catch::Contains("m.txt:2") && Catch::Contains("feature revision N"));
+  CHECK_THROWS_WITH(parse_reranker("# feature revision 1\n# feature revision 2\n" + logistic, "m.txt"),
+                    Catch::Contains("m.txt:2") && Catch::Contains("a second"));
+  CHECK(parse_reranker(std::string(kUtf8Bom) + "# x\n" + logistic, "(p)").provenance ==
+        std::vector<std::string>{"x"});
+  // Only the file's provenance is written, one line each: a stage's own would make the file unreadable, a line
+  // end (in a file name) split a line.
+  Reranker two = model;
+  two.provenance = {"input gold: odd\nname.txt"};
+  two.first_stage = std::make_shared<const Reranker>(model);
+  const std::string text = format_reranker(two);
+  CHECK(text.rfind("# input gold: odd?name.txt\ntermalign-reranker-stages 2\ntermalign-reranker 1\n", 0) == 0);
+  const Reranker read = parse_reranker(text, "(two)");
+  CHECK(read.provenance == std::vector<std::string>{"input gold: odd?name.txt"});
+  CHECK(read.stages() == 2);
   // Loading warns when the model does not say its revision, or says another; not when it is this build's.
   const std::string path = (std::filesystem::temp_directory_path() / "termalign_test_revision.txt").string();
   const auto warnings_loading = [&](const std::string& text) {
@@ -400,6 +414,11 @@ TEST_CASE("a model's provenance lines are kept, counted in line numbers, and its
     return log.warnings_with("train it again");
   };
   CHECK(warnings_loading(logistic) == 1);
+  {
+    CapturedLog log;  // the same file loaded again (a run's checks, then its scoring): no second warning
+    load_reranker(path);
+    CHECK(log.warnings_with("train it again") == 0);
+  }
   CHECK(warnings_loading("# feature revision " + std::to_string(kFeatureRevision + 1) + "\n" + logistic) == 1);
   CHECK(warnings_loading("# feature revision " + std::to_string(kFeatureRevision) + "\n" + logistic) == 0);
   std::filesystem::remove(path);

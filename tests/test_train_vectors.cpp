@@ -257,6 +257,35 @@ TEST_CASE("train_vectors with one thread and a fixed seed is reproducible", "[tr
   CHECK(first != termalign::read_file(directory + "/other-seed.vec"));
 }
 
+TEST_CASE("train_vectors reads a corpus with decomposed accents (NFD) in NFC", "[train-vectors]") {
+  const std::string directory = output_directory("nfd");
+  // "é" composed (U+00E9) and decomposed (e + U+0301).
+  std::string nfc, nfd;
+  for (int i = 0; i < 20; ++i) {
+    nfc +=
+        "la base de donn\xC3\xA9"
+        "es est ouverte et modifi\xC3\xA9"
+        "e\n";
+    nfd +=
+        "la base de donne\xCC\x81"
+        "es est ouverte et modifie\xCC\x81"
+        "e\n";
+  }
+  const auto vocabulary = [&](const std::string& name, const std::string& text) {
+    const std::string corpus_path = directory + "/" + name + ".txt";
+    termalign::write_file_atomically(corpus_path, text);
+    auto options = tiny_options(directory, corpus_path);
+    options.out = directory + "/" + name;
+    termalign::train_vectors(options);
+    const termalign::Embeddings vec = termalign::load_embeddings(options.out + ".vec");
+    return std::set<std::string>(vec.words.begin(), vec.words.end());
+  };
+  const std::set<std::string> composed = vocabulary("nfc", nfc);
+  CHECK(composed.count("donn\xC3\xA9"
+                       "es") == 1);
+  CHECK(vocabulary("nfd", nfd) == composed);  // before, `donne`, `es` and the bare accent were words
+}
+
 TEST_CASE("train_vectors rejects missing, empty and malformed corpora", "[train-vectors]") {
   const std::string directory = output_directory("errors");
   std::string message;

@@ -35,12 +35,16 @@ struct CorpusStatistics {
   std::vector<SparseVector> context;
 };
 
-// One pass over `path` (one sentence per line, UTF-8), lower-cased and tokenised as `train-vectors` does
+// One pass over `path` (one sentence per line, UTF-8), in NFC, lower-cased and tokenised as `train-vectors` does
 // (tokenize()); `terms` are found as token sequences, lower-cased alike (`Drop-down Menu` as `drop-down menu`). A
 // missing or unreadable corpus, or invalid UTF-8 (file:line), is an input error. Logs its progress (bytes read)
 // when it lasts.
 CorpusStatistics gather_corpus_statistics(const std::string& path, const std::vector<std::string>& terms,
                                           const CorpusOptions& options = {});
+
+// The warning of a corpus (`path`) of which `lines` lines were not in NFC and were read in NFC (the corpus
+// evidence and train-vectors alike).
+void warn_read_in_nfc(const std::string& path, std::size_t lines);
 
 // Cosine of two sparse vectors (0 when either is empty).
 double sparse_cosine(const SparseVector& a, const SparseVector& b);

@@ -44,7 +44,8 @@ std::string read_file(const std::string& path);
 std::string file_signature(const std::string& path);
 
 // A file's contents as "fnv1a64:" and 16 hex digits (fingerprint_bytes over all its bytes, read in blocks), for
-// records of what a result was made from; an input error naming the file when it cannot be read.
+// records of what a result was made from; "" for what is not a regular file (a pipe, a device), which it does not
+// read; an input error naming the file when it cannot be read.
 std::string file_fingerprint(const std::string& path);
 
 // Writes to a temporary file beside `path` and renames it onto `path` on commit(), so that readers never see a

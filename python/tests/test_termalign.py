@@ -273,6 +273,33 @@ def test_ctrl_c_stops_a_long_call_with_keyboard_interrupt():
     assert "KeyboardInterrupt" in errors and "termalign.Error" not in errors
 
 
+SIGNAL_IN_LOGGING_SCRIPT = """
+import logging, signal, sys
+import termalign
+# Python runs a signal's handler on the thread that runs Python: here, inside the first termalign log line handed
+# to logging, while align() runs. Its KeyboardInterrupt must stop the call, not be lost in the log line.
+class RaiseOnce(logging.Handler):
+    raised = False
+    def emit(self, record):
+        if not RaiseOnce.raised:
+            RaiseOnce.raised = True
+            signal.raise_signal(signal.SIGINT)
+logging.getLogger("termalign").addHandler(RaiseOnce())
+logging.getLogger("termalign").setLevel(logging.INFO)
+try:
+    termalign.align(config=sys.argv[1] + "/configs/sample.toml")
+    print("finished", flush=True)
+except KeyboardInterrupt:
+    print("interrupted", flush=True)
+"""
+
+
+def test_ctrl_c_during_a_log_line_stops_the_call():
+    child = subprocess.run([sys.executable, "-c", SIGNAL_IN_LOGGING_SCRIPT, str(ROOT)], capture_output=True,
+                           text=True, timeout=300)
+    assert child.stdout == "interrupted\n", (child.stdout, child.stderr)
+
+
 def test_every_option_has_a_keyword():
     names = dict(termalign.option_names())
     assert names["top_m"] == "ranking.top_m"

@@ -122,8 +122,10 @@ void read_integers_as_decimal(CLI::App& app) {
   };
   for (CLI::App* command : app.get_subcommands({})) {
     for (CLI::Option* option : command->get_options()) {
+      // The type name, then ":" and the validators' descriptions when there are any ("UINT:{1,2}").
       const std::string type = option->get_type_name();
-      if (type == "INT" || type == "UINT") option->transform(decimal);
+      const std::string base = type.substr(0, type.find(':'));
+      if (base == "INT" || base == "UINT") option->transform(decimal);
     }
   }
 }
