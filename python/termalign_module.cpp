@@ -328,6 +328,8 @@ py::dict mapping_dict(const Mapping& mapping) {
 PYBIND11_MODULE(termalign, m) {
   m.doc() = "termalign: align bilingual terminology with word embeddings (BUCC 2022 shared task).";
   m.attr("__version__") = version();
+  // The meaning of the re-ranker's features (kFeatureRevision): a model file says the one it was trained on.
+  m.attr("feature_revision") = kFeatureRevision;
   m.def("bundled_models_id", &bundled_models_id,
         "The identity of the re-ranker models built into the library (`fnv1a64:` and 16 hex digits over both "
         "files), as a resolved configuration's [provenance] records it.");

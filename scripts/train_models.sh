@@ -26,7 +26,8 @@ trap 'rm -rf "$scratch"' EXIT
   echo "Each figure is the AP of all candidates ranked together, each source term scored by a model trained on"
   echo "the other fold. The learners' rows are one stage with every feature. The shipped model is the chosen"
   echo "learner in two stages (the second reads the first's cross-validated scores; docs/accuracy.md); the ablation"
-  echo "rows leave one group out of both stages."
+  echo "rows leave one group out of both stages. Each model file's first lines (\`# ...\`) record how it was made:"
+  echo "the feature revision, the recipe, the inputs' fingerprints and the options."
   echo
   echo "## Without corpora (models/reranker-enfr.txt)"
   echo

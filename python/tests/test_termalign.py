@@ -105,7 +105,8 @@ def test_options_without_a_configuration_file(sample_pairs):
 def test_the_version_and_bundled_models_are_the_cli_s_and_the_config_s():
     printed = subprocess.run([CLI, "--version"], check=True, capture_output=True, text=True).stdout
     assert printed.startswith(f"termalign {termalign.__version__} (bundled re-ranker models: "
-                              f"{termalign.bundled_models_id()};")
+                              f"{termalign.bundled_models_id()}; re-ranker feature revision "
+                              f"{termalign.feature_revision};")
     assert termalign.resolve_config().endswith(f"[provenance]\ntermalign = '{termalign.__version__}'\n"
                                                f"bundled_models = '{termalign.bundled_models_id()}'\n")
 

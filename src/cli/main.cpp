@@ -14,6 +14,7 @@
 #include "termalign/error.h"
 #include "termalign/evaluation.h"
 #include "termalign/logging.h"
+#include "termalign/reranker.h"
 #include "termalign/resources.h"
 #include "termalign/scoring.h"
 #include "termalign/version.h"
@@ -139,6 +140,7 @@ int run(int argc, char** argv, const termalign::ProcessGroup& group) {
   app.set_version_flag("--version", std::function<std::string()>([] {
                          return std::string("termalign ") + termalign::version() +
                                 " (bundled re-ranker models: " + termalign::bundled_models_id() +
+                                "; re-ranker feature revision " + std::to_string(termalign::kFeatureRevision) +
                                 "; similarity tiles: " + termalign::similarity_kernel() + "; precision auto: " +
                                 termalign::describe_precision(termalign::Precision::automatic) + ")";
                        }));
