@@ -144,25 +144,20 @@ auto without_gil(Work&& work) {
     }
     ~Slot() { raised_by_handler = previous; }
   } slot(&raised);
+  const auto run = [&] {
+    py::gil_scoped_release release;
+    const ScopedInterruptCheck interruptible(run_signal_handlers);
+    return work();
+  };
   // A handler's exception kept after the last poll (a log line at the end) is raised once the call is done.
-  using Result = decltype(work());
   try {
-    if constexpr (std::is_void_v<Result>) {
-      {
-        py::gil_scoped_release release;
-        const ScopedInterruptCheck interruptible(run_signal_handlers);
-        work();
-      }
+    if constexpr (std::is_void_v<decltype(work())>) {
+      run();
       if (raised) throw *raised;
     } else {
-      std::optional<Result> result;
-      {
-        py::gil_scoped_release release;
-        const ScopedInterruptCheck interruptible(run_signal_handlers);
-        result.emplace(work());
-      }
+      auto result = run();
       if (raised) throw *raised;
-      return std::move(*result);
+      return result;
     }
   } catch (const Error& error) {
     if (error.kind() != ErrorKind::interrupted || !raised) throw;

@@ -652,22 +652,8 @@ std::string format_provenance(const Reranker& model) {
   return text;
 }
 
-}  // namespace
-
-std::string format_reranker(const Reranker& model) {
-  if (!model.provenance.empty()) {
-    Reranker bare = model;
-    bare.provenance.clear();
-    return format_provenance(model) + format_reranker(bare);
-  }
-  if (model.first_stage) {
-    // The file's provenance is the model's: a stage's own is not written (the file could not be read back).
-    Reranker first = *model.first_stage, second = model;
-    first.provenance.clear();
-    second.first_stage.reset();
-    return std::string(kStagesHeader) + "\n" + format_reranker(first) + kSecondStageLine + "\n" +
-           format_reranker(second);
-  }
+// One stage's text: its learner, features and weights or trees (neither its provenance nor a first stage).
+std::string format_stage(const Reranker& model) {
   if (model.learner != Learner::logistic) {
     std::string text = std::string(kTreesHeader) + "\nlearner " + to_string(model.learner) + "\nfeatures";
     for (const std::string& name : model.features) text += " " + name;
@@ -684,6 +670,15 @@ std::string format_reranker(const Reranker& model) {
   std::snprintf(line, sizeof line, "bias %.17g\n", model.bias);
   text += line;
   return text;
+}
+
+}  // namespace
+
+std::string format_reranker(const Reranker& model) {
+  // The file's provenance is the model's: a stage's own is not written (the file could not be read back).
+  if (!model.first_stage) return format_provenance(model) + format_stage(model);
+  return format_provenance(model) + kStagesHeader + "\n" + format_stage(*model.first_stage) + kSecondStageLine +
+         "\n" + format_stage(model);
 }
 
 void save_reranker(const std::string& path, const Reranker& model) {
