@@ -9,9 +9,6 @@ build=${1:-${TERMALIGN_SANITIZE_BUILD_DIR:-$root/build-asan}}
 # libfasttext is not instrumented: its std::vector annotations would raise false container overflows.
 export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_container_overflow=0:strict_string_checks=1}
 export UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}
-# The tests of ../shared/data pin figures on the real data (a minute under the sanitizers); the sample's tests take
-# the same code paths. They run in scripts/test.sh and are reported as skipped here.
-export TERMALIGN_TESTS_WITHOUT_SHARED=${TERMALIGN_TESTS_WITHOUT_SHARED:-1}
 cd "$build"
 # OpenBLAS is not instrumented, while Eigen's product compiled here (-O1, sanitizers) took a third of the suite's CPU
 # time. Where OpenBLAS's kernel rounds alike (asked for, one that does not is a usage error), the suite runs with

@@ -16,8 +16,13 @@ if [[ ${1:-} == --scaling ]]; then scaling=1; shift; fi
 build=${1:-${TERMALIGN_MPI_BUILD_DIR:-$root/build-mpi}}
 "$root/scripts/bootstrap.sh" --packages  # on a fresh machine, the build's packages first
 "$root/scripts/install-packages.sh" libopenmpi-dev openmpi-bin
-cmake -S "$root" -B "$build" -DCMAKE_BUILD_TYPE=Release -DTERMALIGN_WITH_MPI=ON -DTERMALIGN_BUILD_TESTS=OFF \
-  >/dev/null
+# A folder already configured keeps its flavour (CI passes scripts/test_portable.sh's clang -O1 build, which has MPI).
+if [[ -f $build/CMakeCache.txt ]]; then
+  cmake -S "$root" -B "$build" -DTERMALIGN_WITH_MPI=ON >/dev/null
+else
+  cmake -S "$root" -B "$build" -DCMAKE_BUILD_TYPE=Release -DTERMALIGN_WITH_MPI=ON -DTERMALIGN_BUILD_TESTS=OFF \
+    >/dev/null
+fi
 cmake --build "$build" -j "$(nproc)" --target termalign -- --no-print-directory >&2
 termalign=$build/termalign
 # Open MPI refuses to start as root unless told; CI runs as root.

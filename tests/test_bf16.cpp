@@ -1,9 +1,8 @@
 // The bf16 scoring (TileOptions::precision): its rounding and error bound, its exact rescoring, and every pass
 // against the fp32 pass bit for bit and against brute force, on small lists with engineered near-ties across many
 // tile borders; `auto` falls back to fp32 where the CPU has no bf16.
-#include <catch2/catch.hpp>
-
 #include <algorithm>
+#include <catch2/catch.hpp>
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
@@ -13,9 +12,10 @@
 #include <vector>
 
 #include "detail/bf16_tiles.h"
+#include "scoring_helpers.h"
+#include "skip.h"
 #include "termalign/config.h"
 #include "termalign/error.h"
-#include "scoring_helpers.h"
 #include "termalign/scoring.h"
 
 using termalign::Candidate;
@@ -31,9 +31,9 @@ namespace detail = termalign::detail;
 
 namespace {
 
-// Near-ties bf16 cannot tell apart: rows that are copies of others (exact ties) or copies moved by less than a bf16
-// step (1e-4 relative), so that their similarities differ in the last few fp32 bits only; placed far from their
-// originals, across tile borders.
+// Near-ties bf16 cannot tell apart: rows that are copies of others (exact ties) or copies moved by less than a
+// bf16 step (1e-4 relative), so that their similarities differ in the last few fp32 bits only; placed far from
+// their originals, across tile borders.
 void add_near_ties(Matrix& M, unsigned seed) {
   std::mt19937 generator(seed);
   std::normal_distribution<float> normal(0.0f, 1.0f);
@@ -75,8 +75,10 @@ class ScopedEnvironment {
     ::setenv(name, value, 1);
   }
   ~ScopedEnvironment() {
-    if (had_) ::setenv(name_, old_.c_str(), 1);
-    else ::unsetenv(name_);
+    if (had_)
+      ::setenv(name_, old_.c_str(), 1);
+    else
+      ::unsetenv(name_);
   }
 
  private:
@@ -111,7 +113,7 @@ TEST_CASE("bf16 rounding: nearest even, NaN kept, the vector path equal to the s
 
 TEST_CASE("bf16 products stay within the proven bound of the fp32 similarities", "[bf16]") {
   if (!bf16_products_available()) {
-    WARN("skipped: oneDNN has no bf16 matmul on this CPU");
+    termalign_tests::skip_test("oneDNN has no bf16 matmul on this CPU (termalign --version names the precision)");
     return;
   }
   for (const int dim : {7, 64, 300}) {
@@ -132,8 +134,8 @@ TEST_CASE("bf16 products stay within the proven bound of the fp32 similarities",
       }
     INFO("d = " << dim << ": largest error " << largest << ", bound " << bound);
     REQUIRE(largest <= bound);
-    REQUIRE(largest > 0);      // bf16 did round
-    REQUIRE(bound < 0.05f);    // and the bound is of bf16's size (3 times a unit row's)
+    REQUIRE(largest > 0);    // bf16 did round
+    REQUIRE(bound < 0.05f);  // and the bound is of bf16's size (3 times a unit row's)
   }
 }
 
@@ -156,7 +158,7 @@ TEST_CASE("ordered dot products: one chain of fused multiply-adds in the order o
 
 TEST_CASE("bf16 passes equal the fp32 passes bit for bit, near-ties across tile borders", "[bf16]") {
   if (!bf16_products_available()) {
-    WARN("skipped: oneDNN has no bf16 matmul on this CPU");
+    termalign_tests::skip_test("oneDNN has no bf16 matmul on this CPU (termalign --version names the precision)");
     return;
   }
   // d = 300 (bf16's error at its real size) and tiles of 7 to 64 rows over 150 x 170 rows.
@@ -168,8 +170,10 @@ TEST_CASE("bf16 passes equal the fp32 passes bit for bit, near-ties across tile 
     const NeighbourhoodMeans reference = reference_means(X, Z, k);
     const TileOptions first = with_precision(tilings[0], Precision::fp32);
     const NeighbourhoodMeans fp32 = termalign::neighbourhood_means(X, Z, k, first);
-    for (Eigen::Index i = 0; i < X.rows(); ++i) REQUIRE(fp32.source[i] == Approx(reference.source[i]).margin(1e-5));
-    for (Eigen::Index j = 0; j < Z.rows(); ++j) REQUIRE(fp32.target[j] == Approx(reference.target[j]).margin(1e-5));
+    for (Eigen::Index i = 0; i < X.rows(); ++i)
+      REQUIRE(fp32.source[i] == Approx(reference.source[i]).margin(1e-5));
+    for (Eigen::Index j = 0; j < Z.rows(); ++j)
+      REQUIRE(fp32.target[j] == Approx(reference.target[j]).margin(1e-5));
     const SelectionOptions top{5, 0, 0}, mutual{4, 3, 0}, limited{3, 0, 200};
     const auto fp32_top = termalign::select_csls_candidates(X, Z, fp32, top, first);
     const auto fp32_mutual = termalign::select_csls_candidates(X, Z, fp32, mutual, first);
@@ -188,8 +192,9 @@ TEST_CASE("bf16 passes equal the fp32 passes bit for bit, near-ties across tile 
       require_identical(termalign::select_csls_candidates(X, Z, means, limited, bf16), fp32_limited);
       for (const std::size_t pool : {std::size_t{7}, std::size_t{0}}) {
         const auto fused = termalign::csls_select(X, Z, k, top, bf16, pool, termalign::single_process(), 4);
-        const auto expected =
-            pool == 7 ? fp32_fused : termalign::csls_select(X, Z, k, top, first, 0, termalign::single_process(), 4);
+        const auto expected = pool == 7
+                                  ? fp32_fused
+                                  : termalign::csls_select(X, Z, k, top, first, 0, termalign::single_process(), 4);
         require_identical(fused.means.source, expected.means.source);
         require_identical(fused.means.target, expected.means.target);
         require_identical(fused.candidates, expected.candidates);
@@ -202,7 +207,7 @@ TEST_CASE("bf16 passes equal the fp32 passes bit for bit, near-ties across tile 
 
 TEST_CASE("bf16 passes on rows far from unit length and on many equal rows", "[bf16]") {
   if (!bf16_products_available()) {
-    WARN("skipped: oneDNN has no bf16 matmul on this CPU");
+    termalign_tests::skip_test("oneDNN has no bf16 matmul on this CPU (termalign --version names the precision)");
     return;
   }
   // Scaled rows widen the bound; 40 equal target rows make every window hold far more items than it keeps.
@@ -212,7 +217,8 @@ TEST_CASE("bf16 passes on rows far from unit length and on many equal rows", "[b
   const SelectionOptions top{6, 0, 0};
   for (const TileOptions& tiling : std::vector<TileOptions>{{5, 9, 2}, {48, 48, 1}}) {
     CAPTURE(tiling.rows, tiling.cols, tiling.threads);
-    const TileOptions fp32 = with_precision(tiling, Precision::fp32), bf16 = with_precision(tiling, Precision::bf16);
+    const TileOptions fp32 = with_precision(tiling, Precision::fp32),
+                      bf16 = with_precision(tiling, Precision::bf16);
     const auto expected = termalign::csls_select(X, Z, 10, top, fp32, 0, termalign::single_process(), 5);
     const auto actual = termalign::csls_select(X, Z, 10, top, bf16, 0, termalign::single_process(), 5);
     require_identical(actual.means.source, expected.means.source);

@@ -27,6 +27,7 @@
 #include <unordered_set>
 #include <vector>
 
+#include "skip.h"
 #include "termalign/config.h"
 #include "termalign/embeddings.h"
 #include "termalign/error.h"
@@ -120,7 +121,8 @@ struct AlignRun {
   std::string src_vectors = kModels + "en.vec", tgt_vectors = kModels + "fr.vec";
   std::string seed = kSample + "seed-en-fr.txt";
   std::string src_terms = kSample + "terms-en.txt", tgt_terms = kSample + "terms-fr.txt";
-  // No refinement: these runs are about the inputs, and the sample's three refinement iterations are most of a run.
+  // No refinement: these runs are about the inputs, and the sample's three refinement iterations are most of a
+  // run.
   std::string out, extra = "--threads 1 --refine-iterations 0";
 
   std::vector<std::string> arguments() const {
@@ -599,7 +601,8 @@ TEST_CASE("robustness: an output path in a folder that cannot be written", "[rob
   SECTION("the parent is a regular file") {
     const std::string parent = scratch.write("plain-file", "x");
     run.out = parent + "/out.tsv";
-    check_stopped_at_once(check_rejected(scratch, run, 4, {run.out + ": cannot create output file: Not a directory"}));
+    check_stopped_at_once(
+        check_rejected(scratch, run, 4, {run.out + ": cannot create output file: Not a directory"}));
     CHECK(read_bytes(parent) == "x");
   }
   SECTION("the parent is /proc") {
@@ -782,7 +785,7 @@ TEST_CASE("robustness: the scoring memory estimate, computed by hand", "[robustn
   termalign::AlignConfig config;
   config.scoring.k = 10;  // the figures below are for k = 10, top_m = 10, mutual_m = 0, neighbourhood = terms
   config.ranking.top_m = 10;
-  termalign::TileOptions tiles;   // 512 x 2048
+  termalign::TileOptions tiles;  // 512 x 2048
   tiles.threads = 1;
   const auto memory = termalign::estimate_scoring_memory({10, 20, 4}, config, tiles);
   CHECK(memory.term_matrices == 30 * 4 * 4);
@@ -1088,7 +1091,8 @@ TEST_CASE("robustness: OpenBLAS's tiles asked for where its kernel rounds by pos
   } else if (version.find("similarity tiles: OpenBLAS (core Haswell)") != std::string::npos) {
     CHECK(check_accepted(scratch, AlignRun{}, {}, forced) == reference_submission());
   } else {
-    WARN("skipped: this build or CPU has no OpenBLAS Haswell kernel (termalign --version: " << version << ")");
+    termalign_tests::skip_test(
+        "this build or CPU has no OpenBLAS Haswell kernel (termalign --version: " + version + ")");
   }
 }
 
