@@ -79,8 +79,7 @@ unset OPENBLAS_CORETYPE OPENBLAS_L2_SIZE
 
 step() { echo "[$(date +%H:%M:%S)] $*" >&2; }
 RESULTS=$WORK/results
-# The method of bench/reference/csls_reference.py, whatever the library's defaults are (the re-ranker off too: it
-# became the default after the benchmark's plain runs were written, and ran in them until 2026-11-25).
+# The method of bench/reference/csls_reference.py, whatever the library's defaults are (the re-ranker off too).
 BASELINE=(--normalization unit-center-unit --whiten false --src-reweight 0 --tgt-reweight 0 --dewhiten none
   --refine-iterations 0 --k 10 --top-m 10 --orthographic-weight 0 --orthographic-candidates 0 --reranker none)
 
@@ -426,8 +425,7 @@ if readme != "none":
     sizes = (2000, 10000, 40000)
     per_n = lambda column, unit="": " / ".join(f"{gflops[n][column]:.1f}" for n in sizes) + unit
     percents = lambda values: " / ".join(f"{values[n] * 100:.0f} %" for n in sizes)
-    block = [f"Last run ({machine.get('date', 'date unknown')}, at {machine.get('commit', 'unknown')}): "
-             f"{machine['cpu']}, {machine['cores']} cores, load average {machine['load_start'].split()[0]} at the "
+    block = [f"Last run: {machine['cpu']}, {machine['cores']} cores, load average {machine['load_start'].split()[0]} at the "
              f"start; d = 300, 2 threads, similarity tiles by {machine['kernel']}. All tables: `bench/RESULTS.md`.",
              "", "| measure | termalign | reference |", "|---|---|---|",
              f"| two CSLS passes, n = 2k / 10k / 40k | {per_n(0, ' GFLOP/s')} | plain Eigen GEMM (own threads): "

@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""Writes the README's accuracy tables on enfr/train, every figure measured by this run:
+"""Writes the accuracy tables of docs/accuracy.md on enfr/train, every figure measured by this run:
 
 - methods: the NumPy reference of the plain method (bench/reference/csls_reference.py, with each normalisation
   named), the plain method in termalign, the unsupervised score with and without a seed lexicon, and the
@@ -11,11 +11,11 @@
   unsupervised score, `--reranker none`, since the bundled re-ranker was trained on these data) plus the default
   itself, with the scorer's breakdown.
 
-    /usr/bin/python3 scripts/accuracy_tables.py [--build build] [--data ../shared/data] [--readme README.md]
+    /usr/bin/python3 scripts/accuracy_tables.py [--build build] [--data ../shared/data] [--doc docs/accuracy.md]
 
-Each table goes between the README's "accuracy_tables.py: NAME begin" and "end" markers (nothing else is changed)
+Each table goes between the page's "accuracy_tables.py: NAME begin" and "end" markers (nothing else is changed)
 and to stdout. Each ablation file's first comment sentence names its row. Exit 77 when the data are absent.
-Several minutes on 2 cores (10 min 40 s wall, 10 min 28 s of CPU, measured beside another job): the
+About 10 minutes on 2 cores: the
 `train-reranker --ablation true` runs are most of it.
 """
 
@@ -122,13 +122,13 @@ def group_figure(rows, group):
     return ""
 
 
-def replace_between(readme, name, table):
-    """`readme` with `table` between the markers of `name`; unchanged (and a note) without the markers."""
+def replace_between(page, name, table):
+    """`page` with `table` between the markers of `name`; unchanged (and a note) without the markers."""
     begin, end = f"<!-- accuracy_tables.py: {name} begin -->", f"<!-- accuracy_tables.py: {name} end -->"
-    if begin not in readme or end not in readme:
-        print(f"accuracy_tables.py: no {name} markers in the README: that table is on stdout only", file=sys.stderr)
-        return readme
-    head, rest = readme.split(begin, 1)
+    if begin not in page or end not in page:
+        print(f"accuracy_tables.py: no {name} markers in the page: that table is on stdout only", file=sys.stderr)
+        return page
+    head, rest = page.split(begin, 1)
     return f"{head}{begin}\n{table}\n{end}{rest.split(end, 1)[1]}"
 
 
@@ -136,7 +136,7 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--build", default=os.path.join(ROOT, "build"))
     parser.add_argument("--data", default=os.path.join(ROOT, "..", "shared", "data"))
-    parser.add_argument("--readme", default=os.path.join(ROOT, "README.md"))
+    parser.add_argument("--doc", default=os.path.join(ROOT, "docs", "accuracy.md"))
     args = parser.parse_args()
     train, vectors = os.path.join(args.data, "enfr", "train"), os.path.join(args.data, "vectors")
     if not os.path.exists(os.path.join(train, "terms-en-fr.txt")):
@@ -144,7 +144,7 @@ def main():
         return 77
     ablations = sorted(os.path.join(ROOT, "configs", "ablations", f)
                        for f in os.listdir(os.path.join(ROOT, "configs", "ablations")) if f.endswith(".toml"))
-    # The plain method first, the default last, as the README reads.
+    # The plain method first, the default last, as the page reads.
     ablations.sort(key=lambda path: os.path.basename(path) != "baseline.toml")
     rows = []
     with tempfile.TemporaryDirectory() as scratch:
@@ -201,15 +201,15 @@ def main():
         label = f"{name} (`{os.path.basename(path)}`)" if path else name
         lines.append(f"| {label} | " + " | ".join(cells) + " |")
     tables = {"methods": "\n".join(method_lines), "groups": "\n".join(group_lines), "ablations": "\n".join(lines)}
-    with open(args.readme, encoding="utf-8") as f:
-        readme = f.read()
+    with open(args.doc, encoding="utf-8") as f:
+        page = f.read()
     for name, table in tables.items():
         print(table + "\n")
-        readme = replace_between(readme, name, table)
-    temporary = args.readme + ".tmp"
+        page = replace_between(page, name, table)
+    temporary = args.doc + ".tmp"
     with open(temporary, "w", encoding="utf-8") as f:
-        f.write(readme)
-    os.replace(temporary, args.readme)
+        f.write(page)
+    os.replace(temporary, args.doc)
     return 0
 
 

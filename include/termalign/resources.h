@@ -50,17 +50,10 @@ void guard_scoring_memory(const Matrix& X, const Matrix& Z, const AlignConfig& c
 // "1.5 MiB": a byte count for messages.
 std::string format_bytes(std::size_t bytes);
 
-// glibc's allocator set for a run that allocates and frees many buffers of a few MB and millions of small blocks
-// (term lists, word sets, hash tables) on a machine where a page fault is dear (about 11-13 us on the 2-core
-// benchmark VM). Freed memory stays in the process: blocks up to 32 MiB come from the heap, which grows by 16 MiB
-// at a time and is trimmed only when 512 MiB lie free at its top; larger blocks (the word vectors of a large .bin)
-// are still mapped and unmapped on their own. And the heap's first blocks are in transparent huge pages, as
-// glibc's tunable glibc.malloc.hugetlb=1 would give (tunables come only from the environment): each thread's arena
-// (the calling thread's and one per OpenMP thread) is grown once, without writing to it, by blocks just under the
-// mmap threshold, advised for huge pages and freed into the arena, which keeps them; nothing is resident until it
-// is used. At 20k x 20k terms align's page faults fell from 16,800 to 7,100 (2 threads) and from 13,900 to 5,800
-// (1 thread), its peak memory rose by 5 MiB (README, Performance). Called once by the CLI at start, before any
-// other allocation of note; elsewhere (not glibc) it does nothing. A library user may call it likewise.
+// glibc's allocator set so that a run's millions of small blocks and many few-MB buffers do not pay a page fault
+// each: freed memory stays in the process and the heap's first blocks are in transparent huge pages (the settings
+// and what they save: docs/performance.md). Called once by the CLI at start, before any other allocation of note;
+// elsewhere (not glibc) it does nothing. A library user may call it likewise.
 void tune_allocator();
 
 // SIGINT and SIGTERM: remove the registered temporary files and exit at once with 130 (ErrorKind::interrupted).
