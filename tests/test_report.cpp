@@ -192,7 +192,7 @@ TEST_CASE("missed gold pairs get the reasons the files support", "[report]") {
   // The short run (14 pairs, under the cap of 120): its explain file says s2 has no vector; the other missed
   // pairs were not kept; s1-t1 lies below s1's wrong pair.
   CHECK(has_row(page, {"no vector (source term)", "s2", "t2"}));
-  CHECK(has_row(page, {"not kept", "s4", "t4"}));
+  CHECK(has_row(page, {"not kept", "s4", "t4", "its source term: 1 pair in the list, the first at rank 7, t5"}));
   CHECK(has_row(page, {"ranked low", "s1", "t1"}));
   CHECK_THAT(page, Catch::Contains("rank 4, below its source term's wrong pair at rank 3, t5"));
   CHECK_THAT(page, !Catch::Contains("rank 2, below"));  // s0-t11 in the short run (the long run ranks it low)
@@ -241,12 +241,14 @@ TEST_CASE("large runs list the first rows of each table and say how many there a
   options.max_rows = 5;
   const std::string page = termalign::report_page(options);
   // 143 pairs, 11 of them gold: 132 wrong pairs; 12 gold source terms.
-  CHECK_THAT(page, Catch::Contains("132 wrong pairs in the list; the first 5 are listed."));
+  // Every source term is the gold's.
+  CHECK_THAT(page, Catch::Contains("132 wrong pairs in the list (132 of them with a source term of the gold); the "
+                                   "first 5 are listed."));
   CHECK_THAT(page, Catch::Contains("12 gold source terms; the first 5 are listed."));
   const std::size_t wrong = page.find("<table class=wrong>"), end = page.find("</table>", wrong);
   CHECK(count(page.substr(wrong, end - wrong), "<tr><td>") == 5);
   options.max_rows = 1000;
-  CHECK_THAT(termalign::report_page(options), Catch::Contains("132 wrong pairs in the list."));
+  CHECK_THAT(termalign::report_page(options), Catch::Contains("132 of them with a source term of the gold)."));
 }
 
 TEST_CASE("an explain file that follows no run is an input error naming its line", "[report]") {

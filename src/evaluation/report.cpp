@@ -162,7 +162,7 @@ std::string file_name(const std::string& path) {
 std::string decimal(double value) { return fmt::format("{:.6f}", value); }
 
 // "the first 300 of 1,234 listed" when a table is cut.
-std::string count_note(std::size_t listed, std::size_t total, const char* what) {
+std::string count_note(std::size_t listed, std::size_t total, const std::string& what) {
   if (listed == total) return fmt::format("<p class=note>{} {}.</p>\n", total, what);
   return fmt::format("<p class=note>{} {}; the first {} are listed.</p>\n", total, what, listed);
 }
@@ -473,7 +473,13 @@ std::string wrong_pairs_section(const std::vector<Run>& runs, const Gold& gold, 
       if (run.explanation) html += fmt::format("<td>{}</td>", pushed_up(*run.explanation, place));
       html += "</tr>\n";
     }
-    html += "</tbody></table></div>\n" + count_note(listed, run.result.fp, "wrong pairs in the list");
+    std::size_t of_gold_sources = 0;
+    for (std::size_t place = 0; place < run.predictions.pairs.size(); ++place)
+      of_gold_sources += !run.hit[place] && gold.targets.count(run.predictions.pairs[place].first);
+    html += "</tbody></table></div>\n" +
+            count_note(listed, run.result.fp,
+                       fmt::format("wrong pairs in the list ({} of them with a source term of the gold)",
+                                   of_gold_sources));
   }
   return html;
 }
@@ -503,8 +509,10 @@ std::vector<MissRow> miss_rows(const Run& run, const Gold& gold) {
   const auto source_context = [&](const std::string& source) {
     const auto found = run.by_source.find(source);
     if (found == run.by_source.end()) return std::string("its source term has no pair in the list");
+    // How many pairs the term has hints at a per-term limit (top_m) the list reached.
     const std::size_t first = found->second.front();
-    return fmt::format("its source term's first pair: rank {}, {}", first + 1,
+    return fmt::format("its source term: {} pair{} in the list, the first at rank {}, {}", found->second.size(),
+                       found->second.size() == 1 ? "" : "s", first + 1,
                        escape(run.predictions.pairs[first].second));
   };
   for (const Miss& miss : result.missed) {
