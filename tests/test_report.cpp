@@ -264,6 +264,9 @@ TEST_CASE("an explain file that follows no run is an input error naming its line
   options.explanations = {scratch_file("bad.explain.tsv", "rank\tsource\ttarget\tscore\n1\ts0\tt0\tx\n")};
   CHECK_THROWS_WITH(termalign::report_page(options), Catch::StartsWith(options.explanations[0] + ":2: "));
   options.explanations.clear();
+  options.pair = "en-fr";
+  CHECK_THROWS_WITH(termalign::report_page(options), Catch::Contains("--data-dir"));
+  options.pair.clear();
   options.max_rows = 0;
-  CHECK_THROWS_AS(termalign::report_page(options), termalign::Error);
+  CHECK_THROWS_WITH(termalign::report_page(options), Catch::Contains("at least 1"));
 }

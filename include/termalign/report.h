@@ -35,13 +35,14 @@ struct ReportOptions {
   std::size_t max_rows = 300;              // rows listed per table
 };
 
-// Usage errors, in words: no run, no gold, one term list without the other, max_rows 0, no output path.
+// Usage errors, in words: no run, no gold, one term list without the other, a pair without data_dir, more
+// explain files than runs, max_rows 0.
 void validate(const ReportOptions& options);
 
 // The page as text. Input errors name the file and line (an explain file that matches no run among them).
 std::string report_page(const ReportOptions& options);
 
-// report_page written to options.out atomically (a temporary file renamed).
+// report_page written to options.out atomically (a temporary file renamed); a usage error without options.out.
 void write_report(const ReportOptions& options);
 
 }  // namespace termalign

@@ -668,6 +668,8 @@ void validate(const ReportOptions& options) {
         "The term lists go together: give both the source and the target list (--src-terms and --tgt-terms), or "
         "neither");
   }
+  if (options.data_dir.empty() && !options.pair.empty())
+    throw_usage_error("The language pair (--pair) names the files of a dataset folder: give --data-dir with it.");
   if (options.explanations.size() > options.predictions.size()) {
     throw_usage_error(fmt::format("{} explain files for {} runs: each explain file belongs to one --pred list.",
                                   options.explanations.size(), options.predictions.size()));
