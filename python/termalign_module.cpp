@@ -29,6 +29,7 @@
 #include "termalign/lexicon.h"
 #include "termalign/logging.h"
 #include "termalign/mapping.h"
+#include "termalign/report.h"
 #include "termalign/reranker.h"
 #include "termalign/scoring.h"
 #include "termalign/train_vectors.h"
@@ -458,6 +459,42 @@ PYBIND11_MODULE(termalign, m) {
       py::arg("ignore_oov") = false,
       "Scores a ranked list against the gold (files, or lists of (source, target) pairs): the keys of "
       "`termalign evaluate --json`.");
+
+  m.def(
+      "report",
+      [](py::object pred, py::object gold, py::object src_terms, py::object tgt_terms, py::object explain,
+         py::object data_dir, py::object pair, py::object out, std::size_t max_rows) -> py::object {
+        const auto path = [](const py::object& value) { return value.is_none() ? std::string() : fspath(value); };
+        // One path or a list of them.
+        const auto paths = [&](const py::object& value) {
+          std::vector<std::string> list;
+          if (value.is_none()) return list;
+          if (py::isinstance<py::str>(value) || py::hasattr(value, "__fspath__")) return std::vector{path(value)};
+          for (const py::handle item : value) list.push_back(fspath(item));
+          return list;
+        };
+        ReportOptions options;
+        options.predictions = paths(pred);
+        options.explanations = paths(explain);
+        options.gold = path(gold);
+        options.source_terms = path(src_terms);
+        options.target_terms = path(tgt_terms);
+        options.data_dir = path(data_dir);
+        options.pair = pair.is_none() ? std::string() : pair.cast<std::string>();
+        options.out = path(out);
+        options.max_rows = max_rows;
+        follow_python_level();
+        if (!options.out.empty()) {
+          without_gil([&] { write_report(options); });
+          return py::none();
+        }
+        return py::str(without_gil([&] { return report_page(options); }));
+      },
+      py::arg("pred"), py::arg("gold") = py::none(), py::arg("src_terms") = py::none(),
+      py::arg("tgt_terms") = py::none(), py::arg("explain") = py::none(), py::arg("data_dir") = py::none(),
+      py::arg("pair") = py::none(), py::arg("out") = py::none(), py::arg("max_rows") = ReportOptions().max_rows,
+      "The error-analysis page of `termalign report` for one ranked list or a list of them (files): written to "
+      "`out`, or returned as a str when `out` is None. `explain`: `align --explain` files of the runs.");
 
   const RerankerTrainingOptions kTrainingDefaults;
   m.def(

@@ -14,5 +14,6 @@ void add_align_command(CLI::App& app, const ProcessGroup& group);
 void add_train_reranker_command(CLI::App& app);
 void add_train_vectors_command(CLI::App& app);
 void add_ablate_command(CLI::App& app);
+void add_report_command(CLI::App& app);
 
 }  // namespace termalign::cli

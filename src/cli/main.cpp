@@ -158,6 +158,7 @@ int run(int argc, char** argv, const termalign::ProcessGroup& group) {
   termalign::cli::add_train_reranker_command(app);
   termalign::cli::add_train_vectors_command(app);
   termalign::cli::add_ablate_command(app);
+  termalign::cli::add_report_command(app);
   read_integers_as_decimal(app);
 
   try {
