@@ -160,7 +160,8 @@ struct Chunk {
   std::string_view text;
   std::size_t first_line = 0;           // file line (1-based) of its first line
   std::size_t first_kept_row = 0;       // matrix row of its first kept line
-  std::vector<std::string_view> words;  // one per line
+  std::vector<std::string_view> words;  // one per line, into word_bytes
+  std::string word_bytes;               // the words, copied: the file's pages are released once read
   std::vector<char> kept;               // one per line
   LineError error;                      // its first error
 };
@@ -180,9 +181,11 @@ std::vector<Chunk> split_into_chunks(std::string_view body, std::size_t target_b
 // First pass: the word of each line, whether its row is wanted, and the errors of the word itself.
 // Error lines are chunk-relative (1-based) until the chunk's first line is known.
 void scan_words(Chunk& chunk, const LoadOptions& options) {
+  std::vector<std::size_t> ends;
   for_each_line(chunk.text, [&](std::size_t index, std::string_view line) {
     const std::string_view word = line.substr(0, line.find(' '));
-    chunk.words.push_back(word);
+    chunk.word_bytes += word;
+    ends.push_back(chunk.word_bytes.size());
     chunk.kept.push_back(wanted_word(options, word));
     if (word.empty()) {
       keep_first(chunk.error, index + 1,
@@ -192,6 +195,10 @@ void scan_words(Chunk& chunk, const LoadOptions& options) {
     }
     return true;
   });
+  chunk.words.reserve(ends.size());
+  for (std::size_t i = 0, begin = 0; i < ends.size(); begin = ends[i++]) {
+    chunk.words.emplace_back(chunk.word_bytes.data() + begin, ends[i] - begin);
+  }
 }
 
 // "v1 ... vdim" into row[0, dim), or checked and dropped when row is null; returns an empty string or what is
@@ -243,10 +250,12 @@ void log_loaded(const Embeddings& embeddings, std::size_t total, Clock::time_poi
                 embeddings.dim(), seconds);
 }
 
-// The text of a .vec file, parsed on the threads; `prefault` maps a piece of it before it is read (a memory map's
-// pages), or does nothing.
+// The text of a .vec file, parsed on the threads. `prefault` maps a piece of it before it is read and `release`
+// drops a piece read (a memory map's pages: the file is read twice, a piece at a time, and never resident as a
+// whole beside the vectors), or they do nothing.
 Embeddings parse_vec_text(const std::string& path, std::string_view contents,
-                          const std::function<void(std::string_view)>& prefault, const LoadOptions& options,
+                          const std::function<void(std::string_view)>& prefault,
+                          const std::function<void(std::string_view)>& release, const LoadOptions& options,
                           Clock::time_point start) {
   if (contents.empty())
     throw_input_error(path, 1, "empty file (expected a header '<number of words> <dimension>')");
@@ -263,6 +272,7 @@ Embeddings parse_vec_text(const std::string& path, std::string_view contents,
   parallel_for(chunks.size(), threads, [&](std::size_t c) {
     prefault(chunks[c].text);  // at 20k x 20k: 2,000 of align's page faults
     scan_words(chunks[c], options);
+    release(chunks[c].text);
   });
 
   // Place the chunks: file lines, the most frequent rows, matrix rows; then look for duplicates in file order.
@@ -284,7 +294,8 @@ Embeddings parse_vec_text(const std::string& path, std::string_view contents,
   const bool plausible = kept_rows <= contents.size() / (2 * static_cast<std::size_t>(header.dim));
   Embeddings embeddings;
   embeddings.path = path;
-  if (plausible) detail::resize_in_huge_pages(embeddings.vectors, static_cast<Eigen::Index>(kept_rows), header.dim);
+  if (plausible)
+    detail::resize_in_huge_pages(embeddings.vectors, static_cast<Eigen::Index>(kept_rows), header.dim);
   // The words' checks (duplicates, the header's count) and index, serial, run while the other threads parse the
   // rows.
   LineError first_error;
@@ -324,7 +335,9 @@ Embeddings parse_vec_text(const std::string& path, std::string_view contents,
   parallel_for_alongside(
       chunks.size(), threads,
       [&](std::size_t c) {
+        prefault(chunks[c].text);
         parse_rows(chunks[c], header.dim, plausible ? &embeddings.vectors : nullptr);
+        release(chunks[c].text);
         progress.advance(chunks[c].words.size());
       },
       check_and_index_words);
@@ -414,12 +427,13 @@ Embeddings load_vec(const std::string& path, const LoadOptions& options) {
     const std::string text = gunzip(path);
     logger().debug("{}: {} bytes decompressed in {:.2f} s", path, text.size(),
                    std::chrono::duration<double>(Clock::now() - start).count());
-    return parse_vec_text(
-        path, text, [](std::string_view) {}, options, start);
+    const auto nothing = [](std::string_view) {};
+    return parse_vec_text(path, text, nothing, nothing, options, start);
   }
   const detail::MappedFile file(path);
   return parse_vec_text(
-      path, file.contents(), [&file](std::string_view part) { file.prefault(part); }, options, start);
+      path, file.contents(), [&file](std::string_view part) { file.prefault(part); },
+      [&file](std::string_view part) { file.release(part); }, options, start);
 }
 
 std::string format_vec(const std::vector<std::string>& words, const Matrix& vectors, int threads) {

@@ -52,4 +52,12 @@ MappedFile::~MappedFile() {
   if (data_ != nullptr) ::munmap(const_cast<char*>(data_), size_);
 }
 
+void MappedFile::release(std::string_view part) const {
+  if (part.empty()) return;
+  const auto page = static_cast<std::uintptr_t>(::sysconf(_SC_PAGESIZE));
+  const auto begin = reinterpret_cast<std::uintptr_t>(part.data()) & ~(page - 1);
+  const auto end = reinterpret_cast<std::uintptr_t>(part.data() + part.size());
+  ::madvise(reinterpret_cast<void*>(begin), end - begin, MADV_DONTNEED);  // a read-only file map: re-read on touch
+}
+
 }  // namespace termalign::detail

@@ -20,6 +20,9 @@ class MappedFile {
   // Maps the pages of `part` (a view into contents()) in one call before they are read: one system call instead
   // of a page fault per 16 pages. Advice only: nothing happens where the kernel lacks it (before Linux 5.14).
   void prefault(std::string_view part) const;
+  // Drops the pages of `part` from this process's memory: they are read again from the file (the page cache) if
+  // touched later. Advice only.
+  void release(std::string_view part) const;
 
  private:
   const char* data_ = nullptr;
