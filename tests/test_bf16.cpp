@@ -12,7 +12,7 @@
 #include <string>
 #include <vector>
 
-#include "detail/bf16_tiles.h"
+#include "scoring/bf16_product.h"
 #include "termalign/config.h"
 #include "termalign/error.h"
 #include "scoring_helpers.h"

@@ -22,11 +22,11 @@ extern "C" int blas_thread_shutdown_(void) __attribute__((weak));
 #include <random>
 #include <string>
 
-#include "detail/bf16_tiles.h"
-#include "detail/blas_core.h"
+#include "scoring/bf16_product.h"
+#include "scoring/blas_core.h"
 #include "detail/huge_pages.h"
-#include "detail/topk.h"
-#include "detail/windows.h"
+#include "scoring/topk.h"
+#include "scoring/windows.h"
 #include "termalign/distributed.h"
 #include "termalign/error.h"
 #include "termalign/logging.h"
