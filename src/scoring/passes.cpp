@@ -19,6 +19,7 @@ TileOptions tiles_for(const TileOptions& tiles) {
   return own;
 }
 
+// neighbourhood_pass (passes.h) with the policy's lists.
 template <typename Lists>
 TopValues neighbourhoods(const Matrix& X, std::size_t row_begin, std::size_t row_end, const Matrix& Z,
                          const TileOptions& options, int threads, const char* what, TopValues& row_top,
@@ -59,6 +60,7 @@ TopValues neighbourhoods(const Matrix& X, std::size_t row_begin, std::size_t row
   return columns.finish();
 }
 
+// pool_pass (passes.h) with the policy's lists.
 template <typename Lists>
 void pools(const Matrix& X, std::size_t row_begin, std::size_t row_end, const Matrix& Z,
            const Eigen::VectorXf& floors, const Eigen::VectorXf& source_floors, const TileOptions& options,
@@ -117,6 +119,7 @@ void pools(const Matrix& X, std::size_t row_begin, std::size_t row_end, const Ma
   columns = targets.finish();
 }
 
+// selection_pass (passes.h) with the policy's lists.
 template <typename Lists>
 void selection(const Matrix& X, std::size_t row_begin, std::size_t row_end, const Matrix& Z,
                const NeighbourhoodMeans& means, const TileOptions& options, int threads, TopCandidates& row_top,

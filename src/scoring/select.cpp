@@ -248,8 +248,7 @@ CslsSelection csls_select(const Matrix& X, const Matrix& Z, int k, const Selecti
   // from every kReverseStride-th target, at most kReverseSample of them (CSLS up to the target's constant), then
   // the reverse_m best by CSLS. An estimate, not a bound: a larger sample moves a target's list only where the
   // estimates' errors reorder its sources around the 2 reverse_m-th; past 16 x 4096 targets the sample stays at
-  // 4096 (the pass over n1 x sample then stays short, and
-  // the lists barely move).
+  // 4096, which keeps the pass over n1 x sample short and barely moves the lists.
   constexpr std::size_t kReverseStride = 16, kReverseSample = 4096;
   const std::size_t reverse_capacity = std::min(2 * reverse_m, n1);
   Eigen::VectorXf source_floors;
