@@ -16,7 +16,7 @@
 #include <utility>
 #include <vector>
 
-#include "detail/bf16_tiles.h"
+#include "scoring/bf16_product.h"
 #include "termalign/parallel.h"
 #include "termalign/scoring.h"
 

@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <cstring>
 
-#include "detail/topk.h"
+#include "scoring/topk.h"
 #include "termalign/error.h"
 
 namespace termalign {

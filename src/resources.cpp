@@ -20,7 +20,7 @@
 #endif
 
 #include "detail/huge_pages.h"
-#include "detail/topk.h"
+#include "scoring/topk.h"
 #include "termalign/error.h"
 #include "termalign/lexicon.h"
 #include "termalign/logging.h"

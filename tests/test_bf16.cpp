@@ -11,7 +11,7 @@
 #include <string>
 #include <vector>
 
-#include "detail/bf16_tiles.h"
+#include "scoring/bf16_product.h"
 #include "scoring_helpers.h"
 #include "skip.h"
 #include "termalign/config.h"

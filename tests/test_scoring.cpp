@@ -7,7 +7,7 @@
 #include <vector>
 
 #include "captured_log.h"
-#include "detail/blas_core.h"
+#include "scoring/blas_core.h"
 #include "scoring_helpers.h"
 #include "termalign/error.h"
 #include "termalign/logging.h"

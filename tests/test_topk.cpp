@@ -1,4 +1,4 @@
-// The scoring's top-k structures (src/detail/topk.h) against sorting: the kept items must not depend on the
+// The scoring's top-k structures (src/scoring/topk.h) against sorting: the kept items must not depend on the
 // order in which they are offered.
 #include <algorithm>
 #include <catch2/catch.hpp>
@@ -6,7 +6,7 @@
 #include <random>
 #include <vector>
 
-#include "detail/topk.h"
+#include "scoring/topk.h"
 
 using termalign::Candidate;
 using termalign::detail::RowPools;

@@ -1,4 +1,4 @@
-#include "detail/bf16_tiles.h"
+#include "scoring/bf16_product.h"
 
 #include <cpuid.h>
 #if defined(__AVX512F__)

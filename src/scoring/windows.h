@@ -1,4 +1,4 @@
-// The candidate windows of the bf16 scoring (scoring.cpp): which items a top-`keep` list might hold once its keys
+// The candidate windows of the bf16 scoring (scoring/passes.cpp): which items a top-`keep` list might hold once its keys
 // are known exactly, given keys known only to within +-width/2.
 #pragma once
 

@@ -10,8 +10,8 @@
 namespace termalign::detail {
 
 // Whether OpenBLAS's kernels for `core` predate AVX2. OpenBLAS falls back to such a core on a CPU it does not
-// recognise: a virtual "Intel(R) Xeon(R) Processor" with AVX-512 gets "Prescott" (SSE3), three times slower here
-// than Eigen compiled for the machine.
+// recognise: a virtual "Intel(R) Xeon(R) Processor" with AVX-512 gets "Prescott" (SSE3), much slower than Eigen
+// compiled for the machine.
 inline bool blas_core_without_avx2(std::string_view core) {
   static constexpr std::array<std::string_view, 18> kOld = {
       "prescott", "core2",     "penryn",  "dunnington", "nehalem",   "sandybridge", "atom",    "katmai", "coppermine",
