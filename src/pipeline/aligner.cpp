@@ -1,12 +1,17 @@
+// The Aligner: the pipeline's stages as methods over in-memory data, and the runs (align, run) that schedule them.
 #include "termalign/aligner.h"
 
 #include <Eigen/Core>
 #include <algorithm>
+#include <memory>
 
-#include "detail/align_steps.h"
+#include "pipeline/stages.h"
 #include "termalign/error.h"
+#include "termalign/explain.h"
 #include "termalign/io.h"
 #include "termalign/logging.h"
+#include "termalign/parallel.h"
+#include "termalign/reranker.h"
 #include "termalign/seed.h"
 
 namespace termalign {
@@ -29,9 +34,21 @@ PairList configured_seed(const AlignConfig& config) {
   return read_pairs(config.input.seed, PairFileKind::seed_lexicon);
 }
 
+// Terms given in memory as a list: the configured file's name when there is one (for messages), each term's id
+// its first place.
+TermList term_list(const std::vector<std::string>& terms, const std::string& path, const char* side) {
+  TermList list;
+  list.path = path.empty() ? std::string("(") + side + " terms given in memory)" : path;
+  list.terms = terms;
+  for (std::size_t id = 0; id < terms.size(); ++id) list.ids.emplace(terms[id], static_cast<std::uint32_t>(id));
+  return list;
+}
+
 }  // namespace
 
-Aligner::Aligner(AlignConfig config) : config_(std::move(config)) {}
+Aligner::Aligner(AlignConfig config) : config_(std::move(config)), cache_(&own_cache_) {}
+
+Aligner::Aligner(AlignConfig config, VectorCache* cache) : config_(std::move(config)), cache_(cache) {}
 
 void Aligner::load() {
   if (given_) {
@@ -52,16 +69,10 @@ void Aligner::load() {
   const TermList source_terms = in.src_terms.empty() ? TermList{} : read_term_list(in.src_terms);
   const TermList target_terms = in.tgt_terms.empty() ? TermList{} : read_term_list(in.tgt_terms);
   const PairList seed = config_.output.mapping.empty() ? configured_seed(config_) : PairList{};
-  source_ =
-      cache_.load(in.src_vectors, detail::run_load_options(config_, source_terms.terms, seed_words(seed, true)));
-  target_ =
-      cache_.load(in.tgt_vectors, detail::run_load_options(config_, target_terms.terms, seed_words(seed, false)));
-  if (source_.dim() != target_.dim()) {
-    throw_input_error(in.tgt_vectors, 0,
-                      "the vectors have dimension " + std::to_string(target_.dim()) +
-                          " but the source vectors have " + std::to_string(source_.dim()) +
-                          "; both languages need vectors of the same dimension.");
-  }
+  const std::vector<std::string> source_seed = seed_words(seed, true), target_seed = seed_words(seed, false);
+  pipeline::load_pair(
+      in.src_vectors, in.tgt_vectors, pipeline::side_options({&source_terms.terms, &source_seed}, config_),
+      pipeline::side_options({&target_terms.terms, &target_seed}, config_), cache_, source_, target_);
   loaded_ = true;
   loaded_for_ = key;
   has_mapping_ = false;
@@ -90,8 +101,9 @@ void Aligner::set_vectors(Embeddings source, Embeddings target) {
       throw_usage_error("The vectors need one row per word (" + std::to_string(side->words.size()) + " words, " +
                         std::to_string(side->vectors.rows()) + " rows).");
   }
-  cache_.provide(kGivenSource, source);
-  cache_.provide(kGivenTarget, target);
+  if (!cache_) cache_ = &own_cache_;  // align() finds the given vectors by their names in the cache
+  cache_->provide(kGivenSource, source);
+  cache_->provide(kGivenTarget, target);
   source_ = std::move(source);
   target_ = std::move(target);
   source_.path = kGivenSource;
@@ -104,33 +116,19 @@ void Aligner::set_vectors(Embeddings source, Embeddings target) {
 
 const Mapping& Aligner::fit_mapping(const PairList* seed) {
   load();
-  const int threads = config_.scoring.threads;
-  const PairList configured =
-      seed ? PairList{}
+  PairList pairs =
+      seed ? *seed
            : (config_.input.seed == kIdenticalSeed ? identical_seed(source_, target_) : configured_seed(config_));
-  const PairList& pairs = seed ? *seed : configured;
   if (pairs.pairs.empty()) throw_usage_error("A seed lexicon is needed to fit a mapping: give seed.");
-  Mapping mapping;
-  mapping.source.kind = mapping.target.kind = config_.mapping.normalization;
   normalised_source_ = source_;
   normalised_target_ = target_;
-  mapping.source.fit_apply(normalised_source_.vectors, threads);
-  mapping.target.fit_apply(normalised_target_.vectors, threads);
-  Matrix Xs, Zt;
-  const std::size_t usable =
-      detail::seed_pair_matrices(pairs, normalised_source_, normalised_target_, mapping, threads, Xs, Zt);
-  logger().info("{} of {} seed pairs have both sides in the vectors", usable, pairs.pairs.size());
-  if (usable < config_.mapping.min_seed_pairs) {
-    throw_input_error(pairs.path, 0,
-                      "only " + std::to_string(usable) + " of " + std::to_string(pairs.pairs.size()) +
-                          " seed pairs have both words in the vectors; at least " +
-                          std::to_string(config_.mapping.min_seed_pairs) + " are needed (min_seed_pairs).");
-  }
-  Mapping fitted = termalign::fit_mapping(Xs, Zt, normalised_source_.vectors, normalised_target_.vectors,
-                                          config_.mapping, threads);
-  mapping.source_transform = std::move(fitted.source_transform);
-  mapping.target_transform = std::move(fitted.target_transform);
+  Mapping mapping = pipeline::normalise_pair(config_, normalised_source_, normalised_target_);
+  std::size_t usable = 0;
+  const std::string seed_name = pairs.path.empty() ? "the seed lexicon given" : pairs.path;
+  pipeline::fit_seed_transforms(pairs, seed_name, config_, normalised_source_, normalised_target_, mapping,
+                                usable)();
   mapping_ = std::move(mapping);
+  seed_ = std::move(pairs);
   has_mapping_ = true;
   return mapping_;
 }
@@ -148,6 +146,7 @@ void Aligner::set_mapping(Mapping mapping) {
   mapping.source.apply_rows(normalised_source_.vectors, threads);
   mapping.target.apply_rows(normalised_target_.vectors, threads);
   mapping_ = std::move(mapping);
+  seed_ = configured_seed(config_);
   has_mapping_ = true;
 }
 
@@ -189,50 +188,120 @@ CslsSelection Aligner::score(const Matrix& X, const Matrix& Z) const {
         "Aligner::score takes the CSLS neighbourhoods within X and Z (`neighbourhood` \"terms\"); with "
         "\"vocabulary\" they need the vocabularies' frequent words: run align() instead.");
   }
-  TileOptions tiles;
-  tiles.rows = config_.scoring.tile_rows;
-  tiles.cols = config_.scoring.tile_cols;
-  tiles.threads = config_.scoring.threads;
-  tiles.precision = resolve_precision(config_.scoring.precision);
-  SelectionOptions selection;
-  selection.top_m = config_.ranking.top_m;
-  selection.mutual_m = config_.ranking.mutual_m;
-  return csls_select(X, Z, config_.scoring.k, selection, tiles, config_.scoring.candidate_pool);
+  return pipeline::score_terms(X, Z, config_, uses_reranker(config_), 0, pipeline::scoring_tiles(config_),
+                               single_process());
 }
 
-std::vector<RankedIndex> Aligner::rank(const CslsSelection& scored, const std::vector<std::uint32_t>& source_ids,
-                                       const std::vector<std::uint32_t>& target_ids, std::size_t source_terms,
-                                       std::size_t target_terms) const {
-  CandidateSet set;
-  set.source_terms.terms.resize(source_terms);
-  set.target_terms.terms.resize(target_terms);
-  set.cap = submission_cap(source_terms, target_terms);
-  if (config_.ranking.cap > 0) set.cap = std::min(set.cap, config_.ranking.cap);
-  set.per_source = config_.ranking.top_m;
-  Eigen::VectorXd scores(static_cast<Eigen::Index>(scored.candidates.size()));
-  for (std::size_t i = 0; i < scored.candidates.size(); ++i) {
-    const Candidate& candidate = scored.candidates[i];
-    if (candidate.source >= source_ids.size() || candidate.target >= target_ids.size() ||
-        source_ids[candidate.source] >= source_terms || target_ids[candidate.target] >= target_terms) {
+CandidateSet Aligner::collect_evidence(const std::vector<std::string>& source_terms,
+                                       const std::vector<std::string>& target_terms, ComposedTerms X,
+                                       ComposedTerms Z, CslsSelection scored) {
+  const bool full_evidence = uses_reranker(config_);
+  const auto rows = [](const ComposedTerms& composed) {
+    return static_cast<std::size_t>(composed.vectors.rows());
+  };
+  if (X.term_ids.size() != rows(X) || Z.term_ids.size() != rows(Z))
+    throw_usage_error("X and Z need one term id per row: give compose's term vectors with their term_ids.");
+  for (const Candidate& candidate : scored.candidates) {
+    if (candidate.source >= X.term_ids.size() || candidate.target >= Z.term_ids.size() ||
+        X.term_ids[candidate.source] >= source_terms.size() || Z.term_ids[candidate.target] >= target_terms.size())
       throw_usage_error("A candidate's row has no term id: give the term_ids of the lists that were scored.");
-    }
-    set.evidence.source.push_back(source_ids[candidate.source]);
-    set.evidence.target.push_back(target_ids[candidate.target]);
-    set.evidence.csls.push_back(candidate.score);
-    set.evidence.cosine.push_back(candidate.cosine);
-    scores(static_cast<Eigen::Index>(i)) = candidate.score;
   }
-  return rank_candidate_indices(set, scores, config_.scoring.threads);
+  if (full_evidence) mapping();  // the word-level evidence composes with it
+  CandidateSet result;
+  result.source_terms = term_list(source_terms, config_.input.src_terms, "source");
+  result.target_terms = term_list(target_terms, config_.input.tgt_terms, "target");
+  result.cap = pipeline::final_cap(config_, source_terms.size(), target_terms.size(), true);
+  result.per_source = config_.ranking.top_m;
+  pipeline::OtherCandidates other =
+      pipeline::add_other_candidates(config_, full_evidence, result.source_terms, result.target_terms, X, Z,
+                                     scored, pipeline::scoring_tiles(config_), single_process());
+  const CompositionOptions source_composition =
+      full_evidence ? composition_for(source_terms, Side::source) : config_.composition;
+  const CompositionOptions target_composition =
+      full_evidence ? composition_for(target_terms, Side::target) : config_.composition;
+  const pipeline::WordEvidenceInputs words{normalised_source_, normalised_target_, mapping_,
+                                           source_composition, target_composition, seed_};
+  pipeline::collect_evidence(config_, full_evidence, X, Z, scored, other, words, nullptr, result);
+  return result;
 }
 
-std::vector<RankedPair> Aligner::align(AlignmentSummary* summary) {
-  load();
-  return align_terms(config_, summary, single_process(), &cache_);
+std::vector<RankedIndex> Aligner::rank(const CandidateSet& candidates) const {
+  return final_ranking(candidates, config_);
 }
 
-AlignmentSummary Aligner::run() {
-  load();
-  return run_align(config_, single_process(), &cache_);
+CandidateSet Aligner::candidates(bool full_evidence, AlignmentSummary* summary, const ProcessGroup& group) {
+  if (given_) load();  // the configuration names the given vectors
+  AlignmentSummary local;
+  return pipeline::scheduled_candidates(config_, full_evidence, summary ? *summary : local, group, cache_);
+}
+
+std::vector<RankedPair> Aligner::align(AlignmentSummary* summary, const ProcessGroup& group) {
+  const CandidateSet scored = candidates(false, summary, group);
+  if (!group.is_root()) return {};
+  return pipeline::ranked_pairs(scored, rank(scored), config_.scoring.threads);
+}
+
+AlignmentSummary Aligner::run(const ProcessGroup& group) {
+  const AlignConfig& config = config_;
+  if (config.output.out.empty()) throw_usage_error("An output file is needed: give `out`.");
+  // Every output is written to its temporary file first and renamed only when all are complete, so a failure
+  // (a full disk, an interruption) leaves every previous output as it was. The temporary files are created before
+  // any work, so an output folder that is missing or cannot be written stops the run at once, not at its end.
+  pipeline::check_outputs_distinct(config);
+  std::unique_ptr<AtomicFile> submission, scores, resolved_config, explanation;
+  const std::string resolved = config.output.out + ".config.toml";
+  if (group.is_root()) {  // only rank 0 writes
+    submission = std::make_unique<AtomicFile>(config.output.out);
+    if (!config.output.scores.empty()) scores = std::make_unique<AtomicFile>(config.output.scores);
+    if (!config.output.explain.empty()) explanation = std::make_unique<AtomicFile>(config.output.explain);
+    resolved_config = std::make_unique<AtomicFile>(resolved);
+  }
+  AlignmentSummary summary;
+  CandidateSet scored = candidates(false, &summary, group);
+  if (!group.is_root()) return summary;
+  // align()'s list, formatted straight from the term lists (no pair's strings copied).
+  const int threads = config.scoring.threads;
+  const std::vector<RankedIndex> ranked = rank(scored);
+  const std::vector<std::string>& sources = scored.source_terms.terms;
+  const std::vector<std::string>& targets = scored.target_terms.terms;
+  const std::string submission_text = format_ranked(ranked, sources, targets, false, threads);
+  const std::string scores_text = scores ? format_ranked(ranked, sources, targets, true, threads) : std::string();
+  const std::string explanation_text =
+      explanation ? format_explanation(explain_ranking(scored, ranked, config)) : std::string();
+  // One thread writes while another frees the candidates (tens of thousands of strings and their indexes): the
+  // writing, which is the kernel's copying and fsync, is serial.
+  run_both(
+      [&] {
+        submission->write(submission_text);
+        if (scores) scores->write(scores_text);
+        if (explanation) explanation->write(explanation_text);
+        resolved_config->write(to_toml(config));
+        submission->commit();
+        if (scores) scores->commit();
+        if (explanation) explanation->commit();
+        resolved_config->commit();
+      },
+      [&] { scored = CandidateSet(); }, threads);
+  std::string written = config.output.out;
+  for (const std::string* path : {&config.output.scores, &config.output.explain}) {
+    if (!path->empty()) written += ", " + *path;
+  }
+  logger().info("wrote {} and {}", written, resolved);
+  return summary;
+}
+
+CandidateSet generate_candidates(const AlignConfig& config, bool full_evidence, AlignmentSummary* summary,
+                                 const ProcessGroup& group, VectorCache* cache) {
+  return Aligner(config, cache).candidates(full_evidence, summary, group);
+}
+
+std::vector<RankedPair> align_terms(const AlignConfig& config, AlignmentSummary* summary,
+                                    const ProcessGroup& group, VectorCache* cache) {
+  return Aligner(config, cache).align(summary, group);
+}
+
+AlignmentSummary run_align(const AlignConfig& config, const ProcessGroup& group, VectorCache* cache) {
+  return Aligner(config, cache).run(group);
 }
 
 }  // namespace termalign
