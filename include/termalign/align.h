@@ -60,9 +60,9 @@ std::vector<RankedPair> rank_candidates(const CandidateSet& candidates, const Ei
 // The final list of align_terms from its candidates: candidate_scores, then rank_candidate_indices.
 std::vector<RankedIndex> final_ranking(const CandidateSet& candidates, const AlignConfig& config);
 
-// Runs the pipeline (Aligner(config, cache).align) and returns the ranked, capped pairs (the best first). Writes nothing but what the
-// configuration asks besides the submission: the mapping (output.save_mapping) and the mapped vectors
-// (output.save_mapped_vectors); large word vectors may wait in a temporary file during the scoring
+// Runs the pipeline (Aligner(config, cache).align) and returns the ranked, capped pairs (the best first). Writes
+// nothing but what the configuration asks besides the submission: the mapping (output.save_mapping) and the mapped
+// vectors (output.save_mapped_vectors); large word vectors may wait in a temporary file during the scoring
 // (scoring.spill_mb: beside output.out, else in the temporary folder), removed after it.
 std::vector<RankedPair> align_terms(const AlignConfig& config, AlignmentSummary* summary = nullptr,
                                     const ProcessGroup& group = single_process(), VectorCache* cache = nullptr);

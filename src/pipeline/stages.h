@@ -1,5 +1,5 @@
 // The Aligner's stages as functions over explicit data: the Aligner's stage methods (aligner.cpp) and the private
-// scheduler that overlaps them in align() (scheduler.cpp) call these and nothing else, so the two cannot drift.
+// scheduler that overlaps them in align() (scheduler.cpp) both call these, so the two cannot drift.
 #pragma once
 
 #include <cstddef>
