@@ -261,6 +261,40 @@ Matrix from_numpy(const py::array_t<float, py::array::c_style | py::array::force
   return matrix;
 }
 
+// A list of candidates (rows of X and Z, CSLS, cosine) as `prefix`source, target, csls and cosine arrays.
+void put_candidates(py::dict& result, const std::vector<Candidate>& candidates, const std::string& prefix) {
+  std::vector<std::uint32_t> rows, cols;
+  std::vector<float> csls, cosine;
+  for (const Candidate& candidate : candidates) {
+    rows.push_back(candidate.source);
+    cols.push_back(candidate.target);
+    csls.push_back(candidate.score);
+    cosine.push_back(candidate.cosine);
+  }
+  result[py::str(prefix + "source")] = to_numpy_vector(rows);
+  result[py::str(prefix + "target")] = to_numpy_vector(cols);
+  result[py::str(prefix + "csls")] = to_numpy_vector(csls);
+  result[py::str(prefix + "cosine")] = to_numpy_vector(cosine);
+}
+
+// The candidates put_candidates wrote under `prefix`.
+std::vector<Candidate> take_candidates(const py::dict& scores, const std::string& prefix) {
+  const auto rows = scores_column<std::vector<std::uint32_t>>(scores, (prefix + "source").c_str());
+  const auto cols = scores_column<std::vector<std::uint32_t>>(scores, (prefix + "target").c_str());
+  const auto csls = scores_column<std::vector<float>>(scores, (prefix + "csls").c_str());
+  const auto cosine = scores_column<std::vector<float>>(scores, (prefix + "cosine").c_str());
+  if (rows.size() != cols.size() || rows.size() != csls.size() || rows.size() != cosine.size())
+    throw_usage_error("scores' " + prefix + "source, target, csls and cosine arrays need the same length.");
+  std::vector<Candidate> candidates;
+  candidates.reserve(rows.size());
+  for (std::size_t i = 0; i < rows.size(); ++i) candidates.push_back({csls[i], cosine[i], rows[i], cols[i]});
+  return candidates;
+}
+
+Eigen::VectorXf to_eigen(const std::vector<float>& values) {
+  return Eigen::Map<const Eigen::VectorXf>(values.data(), static_cast<Eigen::Index>(values.size()));
+}
+
 Embeddings make_embeddings(std::vector<std::string> words,
                            const py::array_t<float, py::array::c_style | py::array::forcecast>& vectors,
                            const char* what) {
@@ -648,9 +682,13 @@ PYBIND11_MODULE(termalign, m) {
       "a term list whose multi-word terms are joined into one token each). Returns the files written and the "
       "counts of the report (lines, tokens, joined_occurrences, joined_terms, vocabulary) and seconds.");
 
+  py::class_<CandidateSet>(m, "Candidates", "Aligner.collect_evidence's candidates and their evidence.")
+      .def("__len__", [](const CandidateSet& candidates) { return candidates.evidence.size(); });
+
   py::class_<Aligner>(m, "Aligner",
                       "The align pipeline by stages, keeping the vectors it loaded for the runs after:\n"
-                      "load_vectors / set_vectors -> fit_mapping / set_mapping -> compose -> score -> rank;\n"
+                      "load_vectors / set_vectors -> fit_mapping / set_mapping -> compose -> score -> "
+                      "collect_evidence -> rank (align()'s list);\n"
                       "align() runs it whole (as termalign.align) with the kept vectors.")
       .def(py::init([](py::object config, py::kwargs options) {
              refuse_output_files(options, "Aligner");
@@ -735,56 +773,60 @@ PYBIND11_MODULE(termalign, m) {
             follow_python_level();
             const Matrix x = from_numpy(X, "X"), z = from_numpy(Z, "Z");
             const CslsSelection scored = without_gil([&] { return aligner.score(x, z); });
-            std::vector<std::uint32_t> rows, cols;
-            std::vector<float> csls, cosine;
-            for (const Candidate& candidate : scored.candidates) {
-              rows.push_back(candidate.source);
-              cols.push_back(candidate.target);
-              csls.push_back(candidate.score);
-              cosine.push_back(candidate.cosine);
-            }
             py::dict result;
-            result["source"] = to_numpy_vector(rows);
-            result["target"] = to_numpy_vector(cols);
-            result["csls"] = to_numpy_vector(csls);
-            result["cosine"] = to_numpy_vector(cosine);
+            put_candidates(result, scored.candidates, "");
             result["source_means"] = to_numpy_vector(std::vector<float>(
                 scored.means.source.data(), scored.means.source.data() + scored.means.source.size()));
             result["target_means"] = to_numpy_vector(std::vector<float>(
                 scored.means.target.data(), scored.means.target.data() + scored.means.target.size()));
+            if (scored.has_reverse) put_candidates(result, scored.reverse, "reverse_");
             return result;
           },
           py::arg("X"), py::arg("Z"),
           "CSLS between the rows of X and Z (unit rows): each X row's candidates (rows of X and Z, CSLS, cosine), "
-          "best first, and both sides' neighbourhood means.")
+          "best first, and both sides' neighbourhood means; with a re-ranker, each Z row's best X rows too "
+          "(reverse_source, reverse_target, reverse_csls, reverse_cosine).")
+      .def(
+          "collect_evidence",
+          [](Aligner& aligner, std::vector<std::string> source_terms, std::vector<std::string> target_terms,
+             py::array_t<float, py::array::c_style | py::array::forcecast> X,
+             std::vector<std::uint32_t> source_ids,
+             py::array_t<float, py::array::c_style | py::array::forcecast> Z,
+             std::vector<std::uint32_t> target_ids, py::dict scores) {
+            follow_python_level();
+            ComposedTerms x{from_numpy(X, "X"), std::move(source_ids), {}};
+            ComposedTerms z{from_numpy(Z, "Z"), std::move(target_ids), {}};
+            CslsSelection scored;
+            scored.candidates = take_candidates(scores, "");
+            scored.means.source = to_eigen(scores_column<std::vector<float>>(scores, "source_means"));
+            scored.means.target = to_eigen(scores_column<std::vector<float>>(scores, "target_means"));
+            scored.has_reverse = scores.contains("reverse_source");
+            if (scored.has_reverse) scored.reverse = take_candidates(scores, "reverse_");
+            return without_gil([&] {
+              return aligner.collect_evidence(source_terms, target_terms, std::move(x), std::move(z),
+                                              std::move(scored));
+            });
+          },
+          py::arg("source_terms"), py::arg("target_terms"), py::arg("X"), py::arg("source_ids"), py::arg("Z"),
+          py::arg("target_ids"), py::arg("scores"),
+          "The candidates of score()'s dict over compose()'s X and Z of these lists, with the evidence the "
+          "ranking "
+          "reads (the targets' own and the orthographic candidates added; with a re-ranker, its features).")
       .def(
           "rank",
-          [](const Aligner& aligner, py::dict scores, std::vector<std::uint32_t> source_ids,
-             std::vector<std::uint32_t> target_ids, std::vector<std::string> source_terms,
-             std::vector<std::string> target_terms) {
-            CslsSelection scored;
-            const auto rows = scores_column<std::vector<std::uint32_t>>(scores, "source");
-            const auto cols = scores_column<std::vector<std::uint32_t>>(scores, "target");
-            const auto csls = scores_column<std::vector<float>>(scores, "csls");
-            if (rows.size() != cols.size() || rows.size() != csls.size())
-              throw_usage_error("scores' source, target and csls arrays need the same length.");
-            for (std::size_t i = 0; i < rows.size(); ++i)
-              scored.candidates.push_back({csls[i], 0, rows[i], cols[i]});
-            const std::vector<RankedIndex> ranked = without_gil([&] {
-              return aligner.rank(scored, source_ids, target_ids, source_terms.size(), target_terms.size());
-            });
+          [](const Aligner& aligner, const CandidateSet& candidates) {
+            const std::vector<RankedIndex> ranked = without_gil([&] { return aligner.rank(candidates); });
             py::list list(ranked.size());
             for (std::size_t i = 0; i < ranked.size(); ++i) {
-              list[i] = py::make_tuple(source_terms[ranked[i].source], target_terms[ranked[i].target],
+              list[i] = py::make_tuple(candidates.source_terms.terms[ranked[i].source],
+                                       candidates.target_terms.terms[ranked[i].target],
                                        static_cast<double>(ranked[i].score));
             }
             return list;
           },
-          py::arg("scores"), py::arg("source_ids"), py::arg("target_ids"), py::arg("source_terms"),
-          py::arg("target_terms"),
-          "The final list from score()'s candidates: (source, target, score) tuples, each source's best top_m, "
-          "cut "
-          "at the cap.")
+          py::arg("candidates"),
+          "The final list of collect_evidence()'s candidates: (source, target, score) tuples, each source's best "
+          "top_m, cut at the cap: align()'s list.")
       .def(
           "align",
           [](Aligner& aligner, py::kwargs options) {

@@ -1,4 +1,4 @@
-// The whole `align` pipeline: load vectors, normalise, map, compose terms, score with CSLS, rank, write.
+// The whole `align` pipeline as functions: each runs an Aligner (termalign/aligner.h), the one pipeline.
 #pragma once
 
 #include <cstddef>
@@ -39,6 +39,7 @@ struct CandidateSet {
 // yet. In a group of processes (termalign/distributed.h) the scoring is shared out and rank 0 gets the candidates
 // of one process; the other ranks get empty evidence.
 // With a `cache`, the vector files are read through it (VectorCache: each distinct load once over several runs).
+// Aligner(config, cache).candidates(full_evidence, summary, group).
 CandidateSet generate_candidates(const AlignConfig& config, bool full_evidence,
                                  AlignmentSummary* summary = nullptr, const ProcessGroup& group = single_process(),
                                  VectorCache* cache = nullptr);
@@ -59,14 +60,14 @@ std::vector<RankedPair> rank_candidates(const CandidateSet& candidates, const Ei
 // The final list of align_terms from its candidates: candidate_scores, then rank_candidate_indices.
 std::vector<RankedIndex> final_ranking(const CandidateSet& candidates, const AlignConfig& config);
 
-// Runs the pipeline and returns the ranked, capped pairs (the best first). Writes nothing but what the
-// configuration asks besides the submission: the mapping (output.save_mapping) and the mapped vectors
-// (output.save_mapped_vectors); large word vectors may wait in a temporary file during the scoring
+// Runs the pipeline (Aligner(config, cache).align) and returns the ranked, capped pairs (the best first). Writes
+// nothing but what the configuration asks besides the submission: the mapping (output.save_mapping) and the mapped
+// vectors (output.save_mapped_vectors); large word vectors may wait in a temporary file during the scoring
 // (scoring.spill_mb: beside output.out, else in the temporary folder), removed after it.
 std::vector<RankedPair> align_terms(const AlignConfig& config, AlignmentSummary* summary = nullptr,
                                     const ProcessGroup& group = single_process(), VectorCache* cache = nullptr);
 
-// align_terms, then writes the submission, the optional score list and the resolved configuration
+// align_terms, then writes (Aligner::run) the submission, the optional score list and the resolved configuration
 // (`<out>.config.toml`), each atomically. In a group only rank 0 writes.
 AlignmentSummary run_align(const AlignConfig& config, const ProcessGroup& group = single_process(),
                            VectorCache* cache = nullptr);

@@ -11,6 +11,7 @@
 #include "termalign/align.h"
 #include "termalign/composition.h"
 #include "termalign/config.h"
+#include "termalign/distributed.h"
 #include "termalign/embeddings.h"
 #include "termalign/lexicon.h"
 #include "termalign/mapping.h"
@@ -22,60 +23,81 @@ namespace termalign {
 
 enum class Side { source, target };
 
-// Holds a configuration and the vectors loaded for it. Every stage reads the configuration as it is when called
-// (config() may change between runs); the vectors are read once per distinct load (VectorCache).
-//   load_vectors / set_vectors -> fit_mapping / set_mapping -> compose -> score -> rank
-// align() runs the whole pipeline (align_terms, byte for byte the CLI's list) with the same kept vectors.
+// The one pipeline: align_terms, run_align, the CLI, `ablate`, MPI and Python all run an Aligner. It holds a
+// configuration and the vectors loaded for it. Every stage reads the configuration as it is when called (config()
+// may change between runs); the vectors are read once per distinct load (VectorCache).
+//   vectors / set_vectors -> fit_mapping / set_mapping -> compose -> score -> collect_evidence -> rank
+// Called in this order on config()'s term lists, the stages give align()'s list pair for pair (the tests check
+// it with the default options, re-ranker and orthography included); two options are align()'s alone: neighbourhood
+// "vocabulary" and corpus-trained vectors (src_corpus_vectors). align() runs the same stage functions through one
+// private scheduler that overlaps them (reading beside loading, the mapping's last step beside the composition,
+// the word vectors on disk during the scoring, the mapped terms of a grid's runs kept), and checks the inputs
+// against the vectors on the way.
 class Aligner {
  public:
   explicit Aligner(AlignConfig config = {});
+  // A run over `cache`, which a grid's runs share (null: the vectors are not kept after the run).
+  Aligner(AlignConfig config, VectorCache* cache);
 
   AlignConfig& config() { return config_; }
   const AlignConfig& config() const { return config_; }
 
-  // The vectors of config().input as a run with its term lists and seed loads them (raw, before normalisation),
-  // read on the first call and kept; or, after set_vectors, those.
+  // Load: the vectors of config().input as a run with its term lists and seed loads them (raw, before
+  // normalisation), read on the first call and kept; or, after set_vectors, those.
   const Embeddings& vectors(Side side);
   // Vectors given in memory, used from now on instead of the files (both languages, the same dimension).
   void set_vectors(Embeddings source, Embeddings target);
 
-  // Normalises both sides' vectors (copies) as configured and fits the mapping on the seed pairs both know:
-  // `seed`, or config().input.seed when it is null. Kept as the mapping of the stages below.
+  // Map: normalises both sides' vectors (copies) as configured and fits the mapping on the seed pairs both know:
+  // `seed`, or config().input.seed when it is null. Kept, with its seed, for the stages below.
   const Mapping& fit_mapping(const PairList* seed = nullptr);
+  // A saved mapping instead (the configured seed, when there is one, is still the re-ranker's evidence).
   void set_mapping(Mapping mapping);
   const Mapping& mapping() const;
 
-  // The terms' unit vectors in the shared space (composed from the normalised vectors, mapped). Closed compounds
-  // are split as align() splits those of config()'s term list of that side, or (no list) as `terms` ask
-  // (closed_compounds_for).
+  // Compose: the terms' unit vectors in the shared space (composed from the normalised vectors, mapped). Closed
+  // compounds are split as align() splits those of config()'s term list of that side, or (no list) as `terms`
+  // ask (closed_compounds_for).
   ComposedTerms compose(const std::vector<std::string>& terms, Side side);
-  // CSLS over X (n1 x d') and Z (n2 x d'): neighbourhood means and each row's candidates (config().scoring and
-  // ranking's top_m, mutual_m). The neighbourhoods are taken within X and Z (neighbourhood "vocabulary" is a usage
-  // error here: align() has it), and without align()'s memory guard, which sizes the tiles to the memory limit.
+  // Score: CSLS over X (n1 x d') and Z (n2 x d'): neighbourhood means and each row's candidates (config().scoring
+  // and ranking's top_m, mutual_m); with a re-ranker, each target's best sources too. The neighbourhoods are
+  // taken within X and Z (neighbourhood "vocabulary" is a usage error here), and without align()'s memory guard,
+  // which sizes the tiles to the memory limit.
   CslsSelection score(const Matrix& X, const Matrix& Z) const;
-  // The final list of scored candidates: ids in the term lists of `source_ids`/`target_ids` (ComposedTerms'
-  // term_ids), each source's best top_m, cut at the BUCC cap of lists of these sizes (or config's cap).
-  std::vector<RankedIndex> rank(const CslsSelection& scored, const std::vector<std::uint32_t>& source_ids,
-                                const std::vector<std::uint32_t>& target_ids, std::size_t source_terms,
-                                std::size_t target_terms) const;
+  // Collect evidence: the candidates of `scored` (score of compose's X and Z for these lists) with what the
+  // ranking reads: the targets' own candidates and the orthographic ones added, CSLS and cosine, and as
+  // configured the spelling evidence and, with a re-ranker, the word-level evidence (which needs the mapping).
+  // X, Z and scored are consumed (their memory is freed as the evidence grows).
+  CandidateSet collect_evidence(const std::vector<std::string>& source_terms,
+                                const std::vector<std::string>& target_terms, ComposedTerms X, ComposedTerms Z,
+                                CslsSelection scored);
+  // Rank: the final list of the candidates (final_ranking: the re-ranker's or the unsupervised score, each
+  // source's best top_m, cut at the cap), by the terms' places in candidates.source_terms and target_terms.
+  std::vector<RankedIndex> rank(const CandidateSet& candidates) const;
 
-  // The whole pipeline on config()'s inputs with the kept vectors: align_terms' list.
-  std::vector<RankedPair> align(AlignmentSummary* summary = nullptr);
-  // run_align: align() and its files.
-  AlignmentSummary run();
+  // The scheduled stages up to the evidence on config()'s inputs (generate_candidates); with `full_evidence`
+  // every field of the evidence. In a group, rank 0 gets the candidates.
+  CandidateSet candidates(bool full_evidence = false, AlignmentSummary* summary = nullptr,
+                          const ProcessGroup& group = single_process());
+  // The whole pipeline on config()'s inputs with the kept vectors: candidates(), then rank (align_terms' list).
+  std::vector<RankedPair> align(AlignmentSummary* summary = nullptr, const ProcessGroup& group = single_process());
+  // align() and its files (run_align). In a group only rank 0 writes.
+  AlignmentSummary run(const ProcessGroup& group = single_process());
   // Vector files read so far (a grid over one dataset reads each once).
-  std::size_t files_read() const { return cache_.files_read(); }
+  std::size_t files_read() const { return cache_ ? cache_->files_read() : 0; }
 
  private:
   void load();
   AlignConfig config_;
-  VectorCache cache_;
+  VectorCache own_cache_;
+  VectorCache* cache_;  // own_cache_, a grid's, or none
   bool given_ = false;  // set_vectors was called
   Embeddings source_, target_;
   bool loaded_ = false;
   std::string loaded_for_;  // the inputs source_ and target_ were loaded for (reloaded when they change)
   Embeddings normalised_source_, normalised_target_;
   Mapping mapping_;
+  PairList seed_;  // the mapping's seed: the word-level evidence reads its translations
   bool has_mapping_ = false;
   // The composition options of compose for `terms` of a side: closed compounds split as in align(), decided on
   // config().input's term list of that side (read once per path) or, without one, on `terms`.

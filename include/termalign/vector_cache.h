@@ -23,9 +23,9 @@ class VectorCache {
   void provide(const std::string& name, Embeddings vectors);
   // How many files were read (not counting copies handed out).
   std::size_t files_read() const;
-  // What a run derived from its inputs, kept under `key` for the runs after it: align.cpp keeps a run's term lists
-  // and mapped term vectors, which the runs of a grid that differ only in the scoring, ranking and orthography
-  // reuse. Null when nothing is kept under `key`.
+  // What a run derived from its inputs, kept under `key` for the runs after it: the Aligner's scheduler keeps a
+  // run's term lists and mapped term vectors, which the runs of a grid that differ only in the scoring, ranking
+  // and orthography reuse. Null when nothing is kept under `key`.
   std::shared_ptr<const void> find_state(const std::string& key) const;
   void keep_state(const std::string& key, std::shared_ptr<const void> state);
   void clear();

@@ -190,12 +190,17 @@ def test_bad_arrays_and_scores_are_usage_errors():
         rows[1, 2] = bad
         with pytest.raises(termalign.UsageError, match=r"X holds a NaN or infinite value \(row 1\)"):
             aligner.score(rows, good)
+    one = np.ones((1, 3), np.float32)
+
+    def evidence(scores):
+        return aligner.collect_evidence(["a"], ["b"], one, [0], one, [0], scores)
+
     with pytest.raises(termalign.UsageError, match="scores has no 'csls'"):
-        aligner.rank({"source": [0], "target": [0]}, [0], [0], ["a"], ["b"])
+        evidence({"source": [0], "target": [0]})
     with pytest.raises(termalign.UsageError, match=r"scores\['target'\] must be a sequence of non-negative"):
-        aligner.rank({"source": [0], "target": [0.5], "csls": [1.0]}, [0], [0], ["a"], ["b"])
+        evidence({"source": [0], "target": [0.5], "csls": [1.0], "cosine": [1.0]})
     with pytest.raises(termalign.UsageError, match=r"scores\['source'\] must be a sequence of non-negative"):
-        aligner.rank({"source": np.array([-1]), "target": [0], "csls": [1.0]}, [0], [0], ["a"], ["b"])
+        evidence({"source": np.array([-1]), "target": [0], "csls": [1.0], "cosine": [1.0]})
 
 
 DEADLOCK_SCRIPT = """
@@ -353,7 +358,7 @@ def test_align_writes_no_file_and_says_so_when_asked_to(tmp_path):
 
 
 def test_aligner_stages_with_numpy(sample_pairs):
-    aligner = termalign.Aligner(config=CONFIG, orthographic_weight=0, orthographic_candidates=0, reranker="none")
+    aligner = termalign.Aligner(config=CONFIG)
     (source_words, S), (target_words, T) = aligner.load_vectors()
     assert S.dtype == np.float32 and S.ndim == 2 and S.shape[0] == len(source_words)
     assert T.shape[1] == S.shape[1] and len(target_words) == T.shape[0]
@@ -385,15 +390,23 @@ def test_aligner_stages_with_numpy(sample_pairs):
     with pytest.raises(termalign.UsageError, match="run align\\(\\) instead"):
         aligner.score(X, Z)
     aligner.set_options(neighbourhood="terms")
-    ranked = aligner.rank(scored, x_ids, z_ids, source_terms, target_terms)
-    # The stages give the pipeline's unsupervised list (without the orthographic parts and the re-ranker, which
-    # the stages leave out).
-    assert ranked == aligner.align()
-    # A NaN score cannot be ranked: an error, not an undefined order.
-    broken = dict(scored, csls=scored["csls"].copy())
-    broken["csls"][len(broken["csls"]) // 2] = np.nan
-    with pytest.raises(termalign.UsageError, match="is NaN"):
-        aligner.rank(broken, x_ids, z_ids, source_terms, target_terms)
+    # With a re-ranker (the default) the scoring also gives each target's best sources, its evidence.
+    assert len(scored["reverse_source"]) == len(scored["reverse_csls"]) > 0
+    candidates = aligner.collect_evidence(source_terms, target_terms, X, x_ids, Z, z_ids, scored)
+    assert len(candidates) >= len(rows)  # the targets' own and the orthographic candidates added
+    # The stages with the default options give the pipeline's list, pair for pair: re-ranker and orthography too.
+    ranked = aligner.rank(candidates)
+    assert ranked == aligner.align() == sample_pairs
+    # Without them as well (the scoring then gives no reverse lists).
+    aligner.set_options(orthographic_weight=0, orthographic_candidates=0, reranker="none")
+    plain = aligner.score(X, Z)
+    assert "reverse_source" not in plain
+    plain_ranked = aligner.rank(aligner.collect_evidence(source_terms, target_terms, X, x_ids, Z, z_ids, plain))
+    assert plain_ranked == aligner.align() != ranked
+    # Candidates whose rows have no term id are refused.
+    broken = dict(plain, source=plain["source"] + len(x_ids))
+    with pytest.raises(termalign.UsageError, match="no term id"):
+        aligner.collect_evidence(source_terms, target_terms, X, x_ids, Z, z_ids, broken)
 
 
 def test_aligner_composes_closed_compounds_as_align_does_for_its_list():

@@ -1,5 +1,5 @@
-// The composition with a serial step beside it: the pipeline's scheduler (align.cpp) overlaps the mapping's
-// decompositions with the composition this way; it is not part of the public composition API.
+// The composition with a serial step beside it: the pipeline's scheduler (pipeline/scheduler.cpp) overlaps the
+// mapping's decompositions with the composition this way; it is not part of the public composition API.
 #pragma once
 
 #include <functional>

@@ -1,0 +1,307 @@
+// The Aligner: the pipeline's stages as methods over in-memory data, and the runs (align, run) that schedule them.
+#include "termalign/aligner.h"
+
+#include <Eigen/Core>
+#include <algorithm>
+#include <memory>
+
+#include "pipeline/stages.h"
+#include "termalign/error.h"
+#include "termalign/explain.h"
+#include "termalign/io.h"
+#include "termalign/logging.h"
+#include "termalign/parallel.h"
+#include "termalign/reranker.h"
+#include "termalign/seed.h"
+
+namespace termalign {
+
+namespace {
+
+// The names vectors given in memory stand for in the configuration (and in messages).
+constexpr const char* kGivenSource = "(source vectors given in memory)";
+constexpr const char* kGivenTarget = "(target vectors given in memory)";
+
+// The seed's words of one side (empty without a seed file: the mapping is loaded, or the seed is `identical`).
+std::vector<std::string> seed_words(const PairList& seed, bool source) {
+  std::vector<std::string> words;
+  for (const auto& [s, t] : seed.pairs) words.push_back(source ? s : t);
+  return words;
+}
+
+PairList configured_seed(const AlignConfig& config) {
+  if (config.input.seed.empty() || config.input.seed == kIdenticalSeed) return {};
+  return read_pairs(config.input.seed, PairFileKind::seed_lexicon);
+}
+
+// Terms given in memory as a list: the configured file's name when there is one (for messages), each term's id
+// its first place.
+TermList term_list(const std::vector<std::string>& terms, const std::string& path, const char* side) {
+  TermList list;
+  list.path = path.empty() ? std::string("(") + side + " terms given in memory)" : path;
+  list.terms = terms;
+  for (std::size_t id = 0; id < terms.size(); ++id) list.ids.emplace(terms[id], static_cast<std::uint32_t>(id));
+  return list;
+}
+
+}  // namespace
+
+Aligner::Aligner(AlignConfig config) : config_(std::move(config)), cache_(&own_cache_) {}
+
+Aligner::Aligner(AlignConfig config, VectorCache* cache) : config_(std::move(config)), cache_(cache) {}
+
+void Aligner::load() {
+  if (given_) {
+    config_.input.src_vectors = kGivenSource;
+    config_.input.tgt_vectors = kGivenTarget;
+    return;
+  }
+  const InputOptions& in = config_.input;
+  // The files as they are now: one rewritten since the last load is loaded again.
+  std::string key = std::to_string(in.most_frequent);
+  for (const std::string* path : {&in.src_vectors, &in.tgt_vectors, &in.src_terms, &in.tgt_terms, &in.seed})
+    key += '\n' + *path + '\t' + file_signature(*path);
+  if (loaded_ && key == loaded_for_) return;
+  if (in.src_vectors.empty() || in.tgt_vectors.empty())
+    throw_usage_error("Both vector files are needed: give src_vectors and tgt_vectors.");
+  // What a run of this configuration loads (its terms' and seed's words and the frequent ones), so that align()
+  // finds the same loads kept.
+  const TermList source_terms = in.src_terms.empty() ? TermList{} : read_term_list(in.src_terms);
+  const TermList target_terms = in.tgt_terms.empty() ? TermList{} : read_term_list(in.tgt_terms);
+  const PairList seed = config_.output.mapping.empty() ? configured_seed(config_) : PairList{};
+  const std::vector<std::string> source_seed = seed_words(seed, true), target_seed = seed_words(seed, false);
+  pipeline::load_pair(
+      in.src_vectors, in.tgt_vectors, pipeline::side_options({&source_terms.terms, &source_seed}, config_),
+      pipeline::side_options({&target_terms.terms, &target_seed}, config_), cache_, source_, target_);
+  loaded_ = true;
+  loaded_for_ = key;
+  has_mapping_ = false;
+}
+
+const Embeddings& Aligner::vectors(Side side) {
+  load();
+  return side == Side::source ? source_ : target_;
+}
+
+void Aligner::set_vectors(Embeddings source, Embeddings target) {
+  if (source.dim() != target.dim()) {
+    throw_usage_error("The source vectors have dimension " + std::to_string(source.dim()) +
+                      " and the target vectors " + std::to_string(target.dim()) +
+                      ": give vectors of one dimension.");
+  }
+  for (Embeddings* side : {&source, &target}) {
+    if (side->rows.size() != side->words.size()) {
+      side->rows.clear();
+      for (std::size_t row = 0; row < side->words.size(); ++row) {
+        if (!side->rows.emplace(side->words[row], row).second)
+          throw_usage_error("The word '" + side->words[row] + "' is given twice in the vectors.");
+      }
+    }
+    if (static_cast<std::size_t>(side->vectors.rows()) != side->words.size())
+      throw_usage_error("The vectors need one row per word (" + std::to_string(side->words.size()) + " words, " +
+                        std::to_string(side->vectors.rows()) + " rows).");
+  }
+  if (!cache_) cache_ = &own_cache_;  // align() finds the given vectors by their names in the cache
+  cache_->provide(kGivenSource, source);
+  cache_->provide(kGivenTarget, target);
+  source_ = std::move(source);
+  target_ = std::move(target);
+  source_.path = kGivenSource;
+  target_.path = kGivenTarget;
+  given_ = true;
+  loaded_ = true;
+  has_mapping_ = false;
+  load();
+}
+
+const Mapping& Aligner::fit_mapping(const PairList* seed) {
+  load();
+  PairList pairs =
+      seed ? *seed
+           : (config_.input.seed == kIdenticalSeed ? identical_seed(source_, target_) : configured_seed(config_));
+  if (pairs.pairs.empty()) throw_usage_error("A seed lexicon is needed to fit a mapping: give seed.");
+  normalised_source_ = source_;
+  normalised_target_ = target_;
+  Mapping mapping = pipeline::normalise_pair(config_, normalised_source_, normalised_target_);
+  std::size_t usable = 0;
+  const std::string seed_name = pairs.path.empty() ? "the seed lexicon given" : pairs.path;
+  pipeline::fit_seed_transforms(pairs, seed_name, config_, normalised_source_, normalised_target_, mapping,
+                                usable)();
+  mapping_ = std::move(mapping);
+  seed_ = std::move(pairs);
+  has_mapping_ = true;
+  return mapping_;
+}
+
+void Aligner::set_mapping(Mapping mapping) {
+  load();
+  if (mapping.source_transform.rows() != source_.dim() || mapping.target_transform.rows() != target_.dim() ||
+      mapping.source_transform.cols() != mapping.target_transform.cols()) {
+    throw_usage_error("The mapping's transforms must have " + std::to_string(source_.dim()) +
+                      " rows (the vectors' dimension) and the same number of columns.");
+  }
+  const int threads = config_.scoring.threads;
+  normalised_source_ = source_;
+  normalised_target_ = target_;
+  mapping.source.apply_rows(normalised_source_.vectors, threads);
+  mapping.target.apply_rows(normalised_target_.vectors, threads);
+  mapping_ = std::move(mapping);
+  seed_ = configured_seed(config_);
+  has_mapping_ = true;
+}
+
+CompositionOptions Aligner::composition_for(const std::vector<std::string>& terms, Side side) {
+  const bool source = side == Side::source;
+  const Embeddings& vectors = source ? normalised_source_ : normalised_target_;
+  const std::string& path = source ? config_.input.src_terms : config_.input.tgt_terms;
+  if (path.empty()) return closed_compounds_for("the terms given", terms, vectors, config_.composition);
+  ListTerms& kept = source ? source_list_ : target_list_;
+  if (std::string signature = file_signature(path); kept.path != path || kept.signature != signature)
+    kept = {path, std::move(signature), read_term_list(path).terms};
+  return closed_compounds_for(path, kept.terms, vectors, config_.composition);
+}
+
+const Mapping& Aligner::mapping() const {
+  if (!has_mapping_) throw_usage_error("No mapping yet: call fit_mapping or set_mapping first.");
+  return mapping_;
+}
+
+ComposedTerms Aligner::compose(const std::vector<std::string>& terms, Side side) {
+  load();
+  const Mapping& fitted = mapping();
+  const bool source = side == Side::source;
+  const Embeddings& vectors = source ? normalised_source_ : normalised_target_;
+  const TermComposer composer(vectors, source ? fitted.source : fitted.target, composition_for(terms, side));
+  ComposedTerms composed = compose_terms(terms, composer, config_.scoring.threads);
+  transform_rows(composed.vectors, source ? fitted.source_transform : fitted.target_transform,
+                 config_.scoring.threads);
+  return composed;
+}
+
+CslsSelection Aligner::score(const Matrix& X, const Matrix& Z) const {
+  if (X.cols() != Z.cols())
+    throw_usage_error("X and Z need the same number of columns (got " + std::to_string(X.cols()) + " and " +
+                      std::to_string(Z.cols()) + ").");
+  if (config_.scoring.k < 1) throw_usage_error("Option k must be at least 1.");
+  if (config_.scoring.neighbourhood != Neighbourhood::terms) {
+    throw_usage_error(
+        "Aligner::score takes the CSLS neighbourhoods within X and Z (`neighbourhood` \"terms\"); with "
+        "\"vocabulary\" they need the vocabularies' frequent words: run align() instead.");
+  }
+  return pipeline::score_terms(X, Z, config_, uses_reranker(config_), 0, pipeline::scoring_tiles(config_),
+                               single_process());
+}
+
+CandidateSet Aligner::collect_evidence(const std::vector<std::string>& source_terms,
+                                       const std::vector<std::string>& target_terms, ComposedTerms X,
+                                       ComposedTerms Z, CslsSelection scored) {
+  const bool full_evidence = uses_reranker(config_);
+  const auto rows = [](const ComposedTerms& composed) {
+    return static_cast<std::size_t>(composed.vectors.rows());
+  };
+  if (X.term_ids.size() != rows(X) || Z.term_ids.size() != rows(Z))
+    throw_usage_error("X and Z need one term id per row: give compose's term vectors with their term_ids.");
+  for (const Candidate& candidate : scored.candidates) {
+    if (candidate.source >= X.term_ids.size() || candidate.target >= Z.term_ids.size() ||
+        X.term_ids[candidate.source] >= source_terms.size() || Z.term_ids[candidate.target] >= target_terms.size())
+      throw_usage_error("A candidate's row has no term id: give the term_ids of the lists that were scored.");
+  }
+  if (full_evidence) mapping();  // the word-level evidence composes with it
+  CandidateSet result;
+  result.source_terms = term_list(source_terms, config_.input.src_terms, "source");
+  result.target_terms = term_list(target_terms, config_.input.tgt_terms, "target");
+  result.cap = pipeline::final_cap(config_, source_terms.size(), target_terms.size(), true);
+  result.per_source = config_.ranking.top_m;
+  pipeline::OtherCandidates other =
+      pipeline::add_other_candidates(config_, full_evidence, result.source_terms, result.target_terms, X, Z,
+                                     scored, pipeline::scoring_tiles(config_), single_process());
+  const CompositionOptions source_composition =
+      full_evidence ? composition_for(source_terms, Side::source) : config_.composition;
+  const CompositionOptions target_composition =
+      full_evidence ? composition_for(target_terms, Side::target) : config_.composition;
+  const pipeline::WordEvidenceInputs words{normalised_source_, normalised_target_, mapping_,
+                                           source_composition, target_composition, seed_};
+  pipeline::collect_evidence(config_, full_evidence, X, Z, scored, other, words, nullptr, result);
+  return result;
+}
+
+std::vector<RankedIndex> Aligner::rank(const CandidateSet& candidates) const {
+  return final_ranking(candidates, config_);
+}
+
+CandidateSet Aligner::candidates(bool full_evidence, AlignmentSummary* summary, const ProcessGroup& group) {
+  if (given_) load();  // the configuration names the given vectors
+  AlignmentSummary local;
+  return pipeline::scheduled_candidates(config_, full_evidence, summary ? *summary : local, group, cache_);
+}
+
+std::vector<RankedPair> Aligner::align(AlignmentSummary* summary, const ProcessGroup& group) {
+  const CandidateSet scored = candidates(false, summary, group);
+  if (!group.is_root()) return {};
+  return pipeline::ranked_pairs(scored, rank(scored), config_.scoring.threads);
+}
+
+AlignmentSummary Aligner::run(const ProcessGroup& group) {
+  const AlignConfig& config = config_;
+  if (config.output.out.empty()) throw_usage_error("An output file is needed: give `out`.");
+  // Every output is written to its temporary file first and renamed only when all are complete, so a failure
+  // (a full disk, an interruption) leaves every previous output as it was. The temporary files are created before
+  // any work, so an output folder that is missing or cannot be written stops the run at once, not at its end.
+  pipeline::check_outputs_distinct(config);
+  std::unique_ptr<AtomicFile> submission, scores, resolved_config, explanation;
+  const std::string resolved = config.output.out + ".config.toml";
+  if (group.is_root()) {  // only rank 0 writes
+    submission = std::make_unique<AtomicFile>(config.output.out);
+    if (!config.output.scores.empty()) scores = std::make_unique<AtomicFile>(config.output.scores);
+    if (!config.output.explain.empty()) explanation = std::make_unique<AtomicFile>(config.output.explain);
+    resolved_config = std::make_unique<AtomicFile>(resolved);
+  }
+  AlignmentSummary summary;
+  CandidateSet scored = candidates(false, &summary, group);
+  if (!group.is_root()) return summary;
+  // align()'s list, formatted straight from the term lists (no pair's strings copied).
+  const int threads = config.scoring.threads;
+  const std::vector<RankedIndex> ranked = rank(scored);
+  const std::vector<std::string>& sources = scored.source_terms.terms;
+  const std::vector<std::string>& targets = scored.target_terms.terms;
+  const std::string submission_text = format_ranked(ranked, sources, targets, false, threads);
+  const std::string scores_text = scores ? format_ranked(ranked, sources, targets, true, threads) : std::string();
+  const std::string explanation_text =
+      explanation ? format_explanation(explain_ranking(scored, ranked, config)) : std::string();
+  // One thread writes while another frees the candidates (tens of thousands of strings and their indexes): the
+  // writing, which is the kernel's copying and fsync, is serial.
+  run_both(
+      [&] {
+        submission->write(submission_text);
+        if (scores) scores->write(scores_text);
+        if (explanation) explanation->write(explanation_text);
+        resolved_config->write(to_toml(config));
+        submission->commit();
+        if (scores) scores->commit();
+        if (explanation) explanation->commit();
+        resolved_config->commit();
+      },
+      [&] { scored = CandidateSet(); }, threads);
+  std::string written = config.output.out;
+  for (const std::string* path : {&config.output.scores, &config.output.explain}) {
+    if (!path->empty()) written += ", " + *path;
+  }
+  logger().info("wrote {} and {}", written, resolved);
+  return summary;
+}
+
+CandidateSet generate_candidates(const AlignConfig& config, bool full_evidence, AlignmentSummary* summary,
+                                 const ProcessGroup& group, VectorCache* cache) {
+  return Aligner(config, cache).candidates(full_evidence, summary, group);
+}
+
+std::vector<RankedPair> align_terms(const AlignConfig& config, AlignmentSummary* summary,
+                                    const ProcessGroup& group, VectorCache* cache) {
+  return Aligner(config, cache).align(summary, group);
+}
+
+AlignmentSummary run_align(const AlignConfig& config, const ProcessGroup& group, VectorCache* cache) {
+  return Aligner(config, cache).run(group);
+}
+
+}  // namespace termalign

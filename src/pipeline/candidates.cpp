@@ -1,0 +1,290 @@
+// Collect evidence: the candidates the scoring did not give (the targets' own lists, the close spellings) and what
+// the ranking reads of every candidate.
+#include <algorithm>
+#include <limits>
+
+#include "detail/key_groups.h"
+#include "pipeline/stages.h"
+#include "termalign/corpus_evidence.h"
+#include "termalign/logging.h"
+#include "termalign/parallel.h"
+
+namespace termalign::pipeline {
+
+namespace {
+
+// The candidates grouped by source row (detail::group_by_key): finding a pair scans its source's few candidates,
+// where a hash set of millions of pairs would cost seconds and a few hundred megabytes at scale.
+class CandidatesBySource {
+ public:
+  CandidatesBySource(const std::vector<Candidate>& candidates, std::size_t sources)
+      : candidates_(candidates), groups_(detail::group_by_key(candidates.size(), sources, [&](std::size_t i) {
+          return candidates[i].source;
+        })) {}
+
+  // The index of the candidate (source, target), or npos.
+  std::size_t find(std::uint32_t source, std::uint32_t target) const {
+    for (std::size_t k = groups_.begin(source); k < groups_.end(source); ++k)
+      if (candidates_[groups_.order[k]].target == target) return groups_.order[k];
+    return npos;
+  }
+
+  static constexpr std::size_t npos = static_cast<std::size_t>(-1);
+
+ private:
+  const std::vector<Candidate>& candidates_;
+  detail::KeyGroups groups_;
+};
+
+// Where each of `pairs` is among `candidates` (CandidatesBySource::npos: not there), looked up on the threads.
+std::vector<std::size_t> find_candidates(const std::vector<Candidate>& pairs,
+                                         const std::vector<Candidate>& candidates, std::size_t sources,
+                                         int threads) {
+  const CandidatesBySource index(candidates, sources);
+  std::vector<std::size_t> found(pairs.size());
+  constexpr std::size_t kBlock = 65536;
+  parallel_for((pairs.size() + kBlock - 1) / kBlock, threads, [&](std::size_t block) {
+    for (std::size_t i = block * kBlock; i < std::min(pairs.size(), (block + 1) * kBlock); ++i)
+      found[i] = index.find(pairs[i].source, pairs[i].target);
+  });
+  return found;
+}
+
+// Each target's m best sources by CSLS (the same scores, transposed), by a second pass over the similarities: the
+// reverse lists of csls_select's fused pass where it did not run. Grouped by target, each group best first; on
+// rank 0 of a group only.
+std::vector<Candidate> reverse_lists_by_second_pass(const ComposedTerms& X, const ComposedTerms& Z,
+                                                    const NeighbourhoodMeans& means, std::size_t m,
+                                                    const TileOptions& tiles, const ProcessGroup& group) {
+  SelectionOptions reverse_selection;
+  reverse_selection.top_m = m;
+  const NeighbourhoodMeans swapped{means.target, means.source};
+  std::vector<Candidate> reverse =
+      select_csls_candidates(Z.vectors, X.vectors, swapped, reverse_selection, tiles, group);
+  std::stable_sort(reverse.begin(), reverse.end(),
+                   [](const Candidate& a, const Candidate& b) { return a.source < b.source; });
+  for (Candidate& pair : reverse) std::swap(pair.source, pair.target);  // source: a row of X again
+  return reverse;
+}
+
+// Adds the pairs of the targets' lists (grouped by target, each group best first) not yet among the candidates,
+// and returns, for every candidate, the rank (1 = best) of its source among its target's listed sources (0: not
+// listed). `sources`: the rows of X.
+std::vector<float> add_reverse_candidates(const std::vector<Candidate>& reverse,
+                                          std::vector<Candidate>& candidates, std::size_t sources, int threads) {
+  const std::vector<std::size_t> found = find_candidates(reverse, candidates, sources, threads);
+  std::vector<float> rank(candidates.size(), 0.0f);
+  std::size_t added = 0;
+  float position = 0;
+  for (std::size_t i = 0, group = 0; i < reverse.size(); ++i) {
+    const Candidate& pair = reverse[i];
+    if (i == 0 || reverse[i - 1].target != pair.target) group = i;
+    position = i == group ? 1.0f : position + 1;
+    // A target lists each source once; a repeat (which would be a bug upstream) keeps its first rank.
+    bool repeated = false;
+    for (std::size_t j = group; j < i && !repeated; ++j) repeated = reverse[j].source == pair.source;
+    if (repeated) continue;
+    if (found[i] != CandidatesBySource::npos) {
+      rank[found[i]] = position;
+    } else {
+      candidates.push_back(pair);
+      rank.push_back(position);
+      ++added;
+    }
+  }
+  logger().debug("{} candidates added from the target side", added);
+  return rank;
+}
+
+Spellings term_spellings(const TermList& list, bool transliterate, int threads) {
+  Spellings spellings;
+  spellings.latin.resize(list.size());
+  spellings.profile.resize(list.size());
+  spellings.words.resize(list.size());
+  parallel_for(list.size(), threads, [&](std::size_t i) {
+    spellings.latin[i] = latin_spelling(list.terms[i], transliterate);
+    spellings.profile[i] = ngram_profile(spellings.latin[i]);
+    spellings.words[i] =
+        static_cast<std::uint16_t>(std::min<std::size_t>(split_words(list.terms[i]).size(), 65535));
+  });
+  return spellings;
+}
+
+static_assert(OrthographyOptions{}.work_bound == kOrthographicBudget, "one default work bound");
+
+// Adds each source term's closest spellings among the targets, scored by CSLS like the others. In a group, every
+// process searches for its share of the sources and rank 0 adds them all (the others add nothing).
+void add_orthographic_candidates(const ComposedTerms& X, const ComposedTerms& Z, const NeighbourhoodMeans& means,
+                                 const Spellings& source_spellings, const Spellings& target_spellings,
+                                 std::size_t m, std::size_t work_bound, int threads, const ProcessGroup& group,
+                                 std::vector<Candidate>& candidates) {
+  auto profiles = [threads](const ComposedTerms& composed, std::size_t begin, std::size_t end,
+                            const Spellings& spellings) {
+    std::vector<NgramProfile> usable(end - begin);
+    parallel_for(usable.size(), threads,
+                 [&](std::size_t row) { usable[row] = spellings.profile[composed.term_ids[begin + row]]; });
+    return usable;
+  };
+  const auto [first, last] = row_share(X.term_ids.size(), group.rank(), group.size());
+  const auto matches = orthographic_neighbours(
+      profiles(X, first, last, source_spellings), profiles(Z, 0, Z.term_ids.size(), target_spellings), m, 0.3,
+      threads, work_bound > 0 ? work_bound : std::numeric_limits<std::size_t>::max());
+  std::vector<Candidate> found;
+  found.reserve(matches.size());
+  for (const auto& match : matches) {
+    const auto source = static_cast<std::uint32_t>(first + match.source);
+    const float cosine = X.vectors.row(source).dot(Z.vectors.row(match.target));
+    found.push_back(
+        {2 * cosine - means.source(source) - means.target(match.target), cosine, source, match.target});
+  }
+  if (group.size() > 1) found = group.gather(found);
+  if (!group.is_root()) return;
+  // Each source's closest spellings are distinct targets: only the candidates before them can repeat them.
+  const std::vector<std::size_t> present = find_candidates(found, candidates, X.term_ids.size(), threads);
+  std::size_t added = 0;
+  for (std::size_t i = 0; i < found.size(); ++i) {
+    if (present[i] != CandidatesBySource::npos) continue;
+    candidates.push_back(found[i]);
+    ++added;
+  }
+  logger().info("{} orthographic candidates added", added);
+}
+
+// Orthographic similarity, identity and sizes of each candidate's two terms.
+void add_term_evidence(const Spellings& source, const Spellings& target, int threads,
+                       CandidateEvidence& evidence) {
+  const std::size_t n = evidence.size();
+  evidence.orthographic.resize(n);
+  evidence.identical.resize(n);
+  evidence.source_words.resize(n);
+  evidence.target_words.resize(n);
+  evidence.source_length.resize(n);
+  evidence.target_length.resize(n);
+  constexpr std::size_t kBlock = 4096;
+  Progress progress("spelling evidence, candidates", n);
+  parallel_for((n + kBlock - 1) / kBlock, threads, [&](std::size_t block) {
+    for (std::size_t i = block * kBlock; i < std::min(n, (block + 1) * kBlock); ++i) {
+      const std::uint32_t s = evidence.source[i], t = evidence.target[i];
+      evidence.orthographic[i] = static_cast<float>(ngram_similarity(source.profile[s], target.profile[t]));
+      evidence.identical[i] = source.latin[s] == target.latin[t];
+      evidence.source_words[i] = source.words[s];
+      evidence.target_words[i] = target.words[t];
+      evidence.source_length[i] = static_cast<std::uint16_t>(std::min<std::size_t>(source.latin[s].size(), 65535));
+      evidence.target_length[i] = static_cast<std::uint16_t>(std::min<std::size_t>(target.latin[t].size(), 65535));
+    }
+    progress.advance(std::min(n, (block + 1) * kBlock) - block * kBlock);
+  });
+  progress.finish();
+}
+
+// r_T and r_S of every usable term, by its place in its list (NaN for a term without a vector), for --explain.
+void keep_neighbourhood_means(const ComposedTerms& X, const ComposedTerms& Z, const NeighbourhoodMeans& means,
+                              CandidateSet& result) {
+  const auto by_term = [](const ComposedTerms& composed, const Eigen::VectorXf& row_means, std::size_t terms) {
+    std::vector<float> values(terms, std::numeric_limits<float>::quiet_NaN());
+    for (std::size_t row = 0; row < composed.term_ids.size() && row < static_cast<std::size_t>(row_means.size());
+         ++row) {
+      values[composed.term_ids[row]] = row_means(static_cast<Eigen::Index>(row));
+    }
+    return values;
+  };
+  result.source_means = by_term(X, means.source, result.source_terms.size());
+  result.target_means = by_term(Z, means.target, result.target_terms.size());
+}
+
+}  // namespace
+
+TileOptions scoring_tiles(const AlignConfig& config) {
+  TileOptions tiles;
+  tiles.rows = config.scoring.tile_rows;
+  tiles.cols = config.scoring.tile_cols;
+  tiles.threads = config.scoring.threads;
+  tiles.precision = resolve_precision(config.scoring.precision);
+  return tiles;
+}
+
+std::size_t final_cap(const AlignConfig& config, std::size_t source_terms, std::size_t target_terms, bool warn) {
+  const std::size_t cap = submission_cap(source_terms, target_terms);
+  if (config.ranking.cap > cap && warn) {
+    logger().warn("cap {} is above the BUCC cap of these lists, 10 x ({} + {}) / 2 = {}: the list stops there",
+                  config.ranking.cap, source_terms, target_terms, cap);
+  }
+  return config.ranking.cap > 0 ? std::min(cap, config.ranking.cap) : cap;
+}
+
+bool uses_orthography(const AlignConfig& config, bool full_evidence) {
+  return full_evidence || config.orthography.weight > 0 || config.orthography.candidates > 0;
+}
+
+CslsSelection score_terms(const Matrix& X, const Matrix& Z, const AlignConfig& config, bool full_evidence,
+                          std::size_t limit, const TileOptions& tiles, const ProcessGroup& group) {
+  SelectionOptions selection;
+  selection.top_m = config.ranking.top_m;
+  selection.mutual_m = config.ranking.mutual_m;
+  selection.limit = limit;
+  // With the full evidence, the targets' lists of their best sources come from the same pass.
+  return csls_select(X, Z, config.scoring.k, selection, tiles, config.scoring.candidate_pool, group,
+                     full_evidence ? selection.top_m : 0);
+}
+
+OtherCandidates add_other_candidates(const AlignConfig& config, bool full_evidence, const TermList& source_terms,
+                                     const TermList& target_terms, const ComposedTerms& X, const ComposedTerms& Z,
+                                     CslsSelection& scored, const TileOptions& tiles, const ProcessGroup& group) {
+  const int threads = config.scoring.threads;
+  const std::size_t top_m = config.ranking.top_m;
+  OtherCandidates other;
+  if (full_evidence && top_m > 0) {
+    if (!scored.has_reverse)
+      scored.reverse = reverse_lists_by_second_pass(X, Z, scored.means, top_m, tiles, group);
+    if (group.is_root())
+      other.reverse_rank = add_reverse_candidates(scored.reverse, scored.candidates, X.term_ids.size(), threads);
+    scored.reverse = {};
+  }
+  other.orthographic = uses_orthography(config, full_evidence);
+  if (other.orthographic) {
+    other.source_spellings = term_spellings(source_terms, config.orthography.transliterate, threads);
+    other.target_spellings = term_spellings(target_terms, config.orthography.transliterate, threads);
+  }
+  if (other.orthographic && config.orthography.candidates > 0) {
+    add_orthographic_candidates(X, Z, scored.means, other.source_spellings, other.target_spellings,
+                                config.orthography.candidates, config.orthography.work_bound, threads, group,
+                                scored.candidates);
+  }
+  return other;
+}
+
+void collect_evidence(const AlignConfig& config, bool full_evidence, ComposedTerms& X, ComposedTerms& Z,
+                      CslsSelection& scored, OtherCandidates& other, const WordEvidenceInputs& words,
+                      const std::function<void()>& before_word_evidence, CandidateSet& result) {
+  keep_neighbourhood_means(X, Z, scored.means, result);
+  CandidateEvidence& evidence = result.evidence;
+  const std::vector<Candidate>& candidates = scored.candidates;
+  for (std::size_t i = 0; i < candidates.size(); ++i) {
+    const Candidate& candidate = candidates[i];
+    evidence.source.push_back(X.term_ids[candidate.source]);
+    evidence.target.push_back(Z.term_ids[candidate.target]);
+    evidence.csls.push_back(candidate.score);
+    evidence.cosine.push_back(candidate.cosine);
+    // The orthographic candidates came after the targets' lists: not in them.
+    if (full_evidence)
+      evidence.reverse_rank.push_back(i < other.reverse_rank.size() ? other.reverse_rank[i] : 0.0f);
+  }
+  // What the rest of the evidence does not need goes first: at 130k x 290k terms the term vectors alone are half
+  // a gigabyte, and the candidates and their target ranks a few hundred megabytes more.
+  X.vectors = Matrix();
+  Z.vectors = Matrix();
+  scored.candidates = std::vector<Candidate>();
+  other.reverse_rank = std::vector<float>();
+  const int threads = config.scoring.threads;
+  if (other.orthographic) add_term_evidence(other.source_spellings, other.target_spellings, threads, evidence);
+  if (!full_evidence) return;
+  if (before_word_evidence) before_word_evidence();
+  const TermComposer source_composer(words.source, words.mapping.source, words.source_composition);
+  const TermComposer target_composer(words.target, words.mapping.target, words.target_composition);
+  add_evidence_beyond_embeddings(config, result.source_terms, result.target_terms, source_composer,
+                                 target_composer, words.mapping, words.seed, evidence);
+  evidence.source_parts = nested_terms(result.source_terms);
+  evidence.target_parts = nested_terms(result.target_terms);
+}
+
+}  // namespace termalign::pipeline

@@ -1,0 +1,180 @@
+// Rank: the final score of every candidate, the ranked and capped list, and its text.
+#include "termalign/ranking.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+#include <numeric>
+#include <string_view>
+
+#include "pipeline/stages.h"
+#include "termalign/align.h"
+#include "termalign/error.h"
+#include "termalign/io.h"
+#include "termalign/logging.h"
+#include "termalign/parallel.h"
+#include "termalign/reranker.h"
+
+namespace termalign {
+
+namespace {
+
+// The text of `n` lines "source TAB target [TAB score] LF", line(i) giving line i's source, target and score.
+// Two passes over blocks of lines, shared out among the threads: each block's size, then each block formatted
+// straight into its place in the text (no block strings joined afterwards).
+template <typename Line>
+std::string format_lines(std::size_t n, bool with_scores, int threads, const Line& line) {
+  constexpr std::size_t kBlock = 16384;
+  const std::size_t blocks = (n + kBlock - 1) / kBlock;
+  // "\t%.6f" of the score into `buffer` (32 bytes); returns its length.
+  const auto score_text = [](float score, char* buffer) {
+    return static_cast<std::size_t>(std::snprintf(buffer, 32, "\t%.6f", static_cast<double>(score)));
+  };
+  std::vector<std::size_t> offsets(blocks + 1, 0);
+  parallel_for(blocks, threads, [&](std::size_t b) {
+    std::size_t size = 0;
+    char score[32];
+    for (std::size_t i = b * kBlock; i < std::min(n, (b + 1) * kBlock); ++i) {
+      const auto [source, target, value] = line(i);
+      size += source.size() + target.size() + 2 + (with_scores ? score_text(value, score) : 0);
+    }
+    offsets[b + 1] = size;
+  });
+  std::partial_sum(offsets.begin(), offsets.end(), offsets.begin());
+  std::string text(offsets.back(), '\0');
+  parallel_for(blocks, threads, [&](std::size_t b) {
+    char* out = text.data() + offsets[b];
+    char score[32];
+    for (std::size_t i = b * kBlock; i < std::min(n, (b + 1) * kBlock); ++i) {
+      const auto [source, target, value] = line(i);
+      out = std::copy(source.begin(), source.end(), out);
+      *out++ = '\t';
+      out = std::copy(target.begin(), target.end(), out);
+      if (with_scores) out = std::copy_n(score, score_text(value, score), out);
+      *out++ = '\n';
+    }
+  });
+  return text;
+}
+
+struct Line {
+  std::string_view source, target;
+  float score;
+};
+
+}  // namespace
+
+std::string format_pairs(const std::vector<RankedPair>& pairs, bool with_scores, int threads) {
+  return format_lines(pairs.size(), with_scores, threads, [&](std::size_t i) {
+    return Line{pairs[i].source, pairs[i].target, pairs[i].score};
+  });
+}
+
+std::string format_ranked(const std::vector<RankedIndex>& ranked, const std::vector<std::string>& sources,
+                          const std::vector<std::string>& targets, bool with_scores, int threads) {
+  return format_lines(ranked.size(), with_scores, threads, [&](std::size_t i) {
+    return Line{sources[ranked[i].source], targets[ranked[i].target], ranked[i].score};
+  });
+}
+
+void write_pairs(const std::string& path, const std::vector<RankedPair>& pairs, bool with_scores) {
+  write_file_atomically(path, format_pairs(pairs, with_scores));
+}
+
+Eigen::VectorXd candidate_scores(const CandidateSet& candidates, const AlignConfig& config) {
+  const CandidateEvidence& evidence = candidates.evidence;
+  if (uses_reranker(config)) return rerank(evidence, config);
+  Eigen::VectorXd scores(static_cast<Eigen::Index>(evidence.size()));
+  for (std::size_t i = 0; i < evidence.size(); ++i) {
+    const double orthographic = config.orthography.weight > 0 ? evidence.orthographic[i] : 0.0;
+    scores(static_cast<Eigen::Index>(i)) = evidence.csls[i] + config.orthography.weight * orthographic;
+  }
+  return scores;
+}
+
+std::vector<RankedIndex> rank_candidate_indices(const CandidateSet& candidates, const Eigen::VectorXd& scores,
+                                                int threads) {
+  const CandidateEvidence& evidence = candidates.evidence;
+  const std::size_t n = evidence.size();
+  // The sort keys side by side (an indirect sort reads three arrays at random: at 3.5M candidates, most of a
+  // second), in ranks_before's order: score descending, then source and target ids (a pair is one candidate).
+  struct Key {
+    double score;
+    std::uint32_t source, target;
+    bool operator<(const Key& other) const {
+      if (score != other.score) return score > other.score;
+      return source != other.source ? source < other.source : target < other.target;
+    }
+  };
+  std::vector<Key> keys(n);
+  constexpr std::size_t kBlock = 65536;
+  parallel_for((n + kBlock - 1) / kBlock, threads, [&](std::size_t block) {
+    for (std::size_t i = block * kBlock; i < std::min(n, (block + 1) * kBlock); ++i)
+      keys[i] = {scores(static_cast<Eigen::Index>(i)), evidence.source[i], evidence.target[i]};
+  });
+  // NaN is ordered against nothing: the sort's result would be undefined.
+  const auto nan = std::find_if(keys.begin(), keys.end(), [](const Key& key) { return std::isnan(key.score); });
+  if (nan != keys.end()) {
+    throw_usage_error("The score of candidate " + std::to_string(nan - keys.begin()) + " (source term " +
+                      std::to_string(nan->source) + ", target term " + std::to_string(nan->target) +
+                      ") is NaN: candidates are ranked by scores that are numbers.");
+  }
+  // Without other evidence the scoring already returns its candidates in this order: one pass checks it.
+  // Otherwise each thread sorts a slice and the slices are merged in pairs (each level's merges in parallel).
+  if (!std::is_sorted(keys.begin(), keys.end())) {
+    std::size_t slices = 1;
+    while (slices * 2 <= static_cast<std::size_t>(resolve_threads(threads)) && n / (slices * 2) >= kBlock)
+      slices *= 2;
+    const auto bound = [&](std::size_t slice) {
+      return keys.begin() + static_cast<std::ptrdiff_t>(n * slice / slices);
+    };
+    parallel_for(slices, threads, [&](std::size_t slice) { std::sort(bound(slice), bound(slice + 1)); });
+    for (std::size_t width = 1; width < slices; width *= 2) {
+      parallel_for(slices / (2 * width), threads, [&](std::size_t pair) {
+        const std::size_t first = 2 * width * pair;
+        std::inplace_merge(bound(first), bound(first + width), bound(first + 2 * width));
+      });
+    }
+  }
+  std::vector<RankedIndex> ranked;
+  ranked.reserve(std::min(n, candidates.cap));
+  std::vector<std::size_t> kept_per_source(candidates.per_source > 0 ? candidates.source_terms.size() : 0, 0);
+  for (const Key& key : keys) {
+    if (ranked.size() == candidates.cap) break;
+    if (candidates.per_source > 0 && ++kept_per_source[key.source] > candidates.per_source) continue;
+    ranked.push_back({key.source, key.target, static_cast<float>(key.score)});
+  }
+  return ranked;
+}
+
+namespace pipeline {
+
+std::vector<RankedPair> ranked_pairs(const CandidateSet& candidates, const std::vector<RankedIndex>& indices,
+                                     int threads) {
+  std::vector<RankedPair> ranked(indices.size());
+  constexpr std::size_t kBlock = 16384;
+  parallel_for((indices.size() + kBlock - 1) / kBlock, threads, [&](std::size_t block) {
+    for (std::size_t r = block * kBlock; r < std::min(indices.size(), (block + 1) * kBlock); ++r) {
+      ranked[r] = {candidates.source_terms.terms[indices[r].source],
+                   candidates.target_terms.terms[indices[r].target], indices[r].score};
+    }
+  });
+  return ranked;
+}
+
+}  // namespace pipeline
+
+std::vector<RankedIndex> final_ranking(const CandidateSet& candidates, const AlignConfig& config) {
+  std::vector<RankedIndex> ranked =
+      rank_candidate_indices(candidates, candidate_scores(candidates, config), config.scoring.threads);
+  logger().info("ranked {} pairs (cap {})", ranked.size(), candidates.cap);
+  return ranked;
+}
+
+std::vector<RankedPair> rank_candidates(const CandidateSet& candidates, const Eigen::VectorXd& scores,
+                                        int threads) {
+  return pipeline::ranked_pairs(candidates, rank_candidate_indices(candidates, scores, threads), threads);
+}
+
+}  // namespace termalign

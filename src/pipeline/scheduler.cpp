@@ -1,0 +1,379 @@
+// The private scheduler of Aligner::align(): the stages of stages.h, overlapped as fast as they go.
+#include <chrono>
+#include <exception>
+#include <filesystem>
+#include <functional>
+#include <memory>
+
+#include "detail/spilled_matrix.h"
+#include "pipeline/stages.h"
+#include "termalign/error.h"
+#include "termalign/io.h"
+#include "termalign/logging.h"
+#include "termalign/parallel.h"
+#include "termalign/resources.h"
+#include "termalign/vector_cache.h"
+
+namespace termalign::pipeline {
+
+namespace {
+
+// Every process of a group must have composed the same term vectors, or their shares would not fit together.
+void require_same_terms(const ComposedTerms& X, const ComposedTerms& Z, const ProcessGroup& group) {
+  if (group.size() == 1) return;
+  std::uint64_t fingerprint = fingerprint_bytes(X.vectors.data(), sizeof(float) * X.vectors.size());
+  fingerprint = fingerprint_bytes(Z.vectors.data(), sizeof(float) * Z.vectors.size(), fingerprint);
+  fingerprint = fingerprint_bytes(X.term_ids.data(), sizeof(X.term_ids[0]) * X.term_ids.size(), fingerprint);
+  fingerprint = fingerprint_bytes(Z.term_ids.data(), sizeof(Z.term_ids[0]) * Z.term_ids.size(), fingerprint);
+  group.require_same(fingerprint, "the mapped term vectors");
+}
+
+// One run of the pipeline, stage by stage (scheduled_candidates calls them in order). The run owns what the stages
+// pass on: its inputs, the loaded vectors, the mapping, the term vectors and the scored candidates. The overlaps
+// that make a run fast are scheduled here and nowhere else: the target list is read beside the source list and the
+// seed, each side's word set is built on its own thread, the mapping's serial decompositions run beside the
+// composition (map_and_compose), and the word sets are freed on two threads.
+class Scheduler {
+ public:
+  Scheduler(const AlignConfig& config, bool full_evidence, AlignmentSummary& stats, const ProcessGroup& group,
+            VectorCache* cache)
+      : config_(config),
+        threads_(config.scoring.threads),
+        fit_(config.output.mapping.empty()),
+        full_evidence_(full_evidence || uses_reranker(config)),
+        stats_(stats),
+        group_(group),
+        cache_(cache) {}
+
+  // With a cache, the term lists and mapped term vectors of an earlier run with the same inputs, mapping and
+  // composition (a grid's runs that vary the scoring, ranking or orthography): true when they were found, and the
+  // stages up to add_corpus_vectors are skipped. Not with outputs of those stages, the vocabulary neighbourhoods
+  // or the full evidence (they need the word vectors), nor in a group.
+  bool reuse_mapped_terms() {
+    if (!reusable()) return false;
+    const auto kept = std::static_pointer_cast<const MappedTerms>(cache_->find_state(mapped_terms_key()));
+    if (!kept) return false;
+    result_.source_terms = kept->source_terms;
+    result_.target_terms = kept->target_terms;
+    X_ = kept->X;
+    Z_ = kept->Z;
+    stats_.source_terms = result_.source_terms.size();
+    stats_.target_terms = result_.target_terms.size();
+    stats_.seed_pairs = kept->seed_pairs;
+    stats_.seed_pairs_usable = kept->seed_pairs_usable;
+    logger().info("term vectors of an earlier run with the same inputs, mapping and composition reused");
+    return true;
+  }
+  void keep_mapped_terms() {
+    if (!reusable()) return;
+    cache_->keep_state(mapped_terms_key(), std::make_shared<const MappedTerms>(
+                                               MappedTerms{result_.source_terms, result_.target_terms, X_, Z_,
+                                                           stats_.seed_pairs, stats_.seed_pairs_usable}));
+  }
+
+  // The term lists and the seed lexicon (a malformed TERMALIGN_TILE_KERNEL choice first, then the lists' errors,
+  // then the seed's).
+  void read_inputs() {
+    std::exception_ptr seed_error;    // reported after the term lists' errors
+    std::exception_ptr kernel_error;  // a usage error, before the lists' errors
+    // The similarity kernel (whose check of OpenBLAS's rounding takes a few ms) is chosen beside the target list,
+    // which has no seed lexicon to read.
+    try {
+      run_both(
+          [&] {
+            result_.source_terms = read_term_list(config_.input.src_terms);
+            try {
+              // With a saved mapping the seed lexicon, when given, is still evidence for the re-ranker (its
+              // words' translations).
+              if (!config_.input.seed.empty() && config_.input.seed != kIdenticalSeed) {
+                seed_ = read_pairs(config_.input.seed, PairFileKind::seed_lexicon);
+              }
+            } catch (...) {
+              seed_error = std::current_exception();
+            }
+          },
+          [&] {
+            try {
+              logger().debug("similarity tiles: {}", similarity_kernel());
+            } catch (...) {
+              kernel_error = std::current_exception();
+            }
+            result_.target_terms = read_term_list(config_.input.tgt_terms);
+          },
+          threads_);
+    } catch (...) {
+      if (!kernel_error) throw;
+    }
+    if (kernel_error) std::rethrow_exception(kernel_error);
+    for (const TermList* list : {&result_.source_terms, &result_.target_terms}) {
+      if (list->size() == 0) throw_input_error(list->path, 0, "the term list is empty.");
+    }
+    if (seed_error) std::rethrow_exception(seed_error);
+    stats_.source_terms = result_.source_terms.size();
+    stats_.target_terms = result_.target_terms.size();
+  }
+
+  // Each side's vectors: the words its terms and seed words may look up, and the frequent ones; then the inputs
+  // checked against them (and the `identical` seed made from them).
+  void load_vectors() {
+    std::vector<std::string> seed_sources, seed_targets;
+    for (const auto& [source, target] : seed_.pairs) {
+      seed_sources.push_back(source);
+      seed_targets.push_back(target);
+    }
+    run_both(
+        [&] {
+          source_options_ = side_options({&result_.source_terms.terms, &seed_sources}, config_);
+        },
+        [&] {
+          target_options_ = side_options({&result_.target_terms.terms, &seed_targets}, config_);
+        },
+        threads_);
+    load_pair(config_.input.src_vectors, config_.input.tgt_vectors, source_options_, target_options_, cache_,
+              source_, target_);
+    run_both(
+        [&] {
+          source_composition_ = closed_compounds_for(result_.source_terms.path, result_.source_terms.terms,
+                                                     source_, config_.composition);
+        },
+        [&] {
+          target_composition_ = closed_compounds_for(result_.target_terms.path, result_.target_terms.terms,
+                                                     target_, config_.composition);
+        },
+        threads_);
+    check_inputs_against_vectors(config_, fit_, result_.source_terms, result_.target_terms, source_, target_,
+                                 seed_, source_composition_.split_closed_compounds,
+                                 target_composition_.split_closed_compounds);
+  }
+
+  // The mapping (fitted on the seed, or loaded) and both lists' term vectors in the shared space; the fit's
+  // serial decompositions run on one thread while the others compose.
+  void map_and_compose() {
+    std::function<void()> finish_fit;
+    if (fit_) {
+      stats_.seed_pairs = seed_.pairs.size();
+      mapping_ = normalise_pair(config_, source_, target_);
+      finish_fit = fit_seed_transforms(seed_, config_.input.seed, config_, source_, target_, mapping_,
+                                       stats_.seed_pairs_usable);
+    } else {
+      load_fixed_mapping();
+    }
+    const TermComposer source_composer(source_, mapping_.source, source_composition_);
+    const TermComposer target_composer(target_, mapping_.target, target_composition_);
+    compose_mapped(result_.source_terms.terms, source_composer, result_.target_terms.terms, target_composer,
+                   mapping_, finish_fit, threads_, X_, Z_);
+    if (fit_ && !config_.output.save_mapping.empty()) save_mapping(config_.output.save_mapping, mapping_);
+    if (!config_.output.save_mapped_vectors.empty()) {
+      save_mapped_vectors(config_.output.save_mapped_vectors, source_, target_, mapping_, threads_);
+    }
+  }
+
+  // With corpus-trained vectors: their own normalisation and mapping from the same seed, then side by side.
+  void add_corpus_vectors() {
+    if (config_.input.src_corpus_vectors.empty()) return;
+    Embeddings corpus_source, corpus_target;
+    load_pair(config_.input.src_corpus_vectors, config_.input.tgt_corpus_vectors, source_options_, target_options_,
+              cache_, corpus_source, corpus_target);
+    std::size_t usable = 0;
+    Mapping corpus_mapping = normalise_pair(config_, corpus_source, corpus_target);
+    // A list's closed compounds split or not as over the general vectors: a property of its language.
+    const TermComposer corpus_source_composer(corpus_source, corpus_mapping.source, source_composition_);
+    const TermComposer corpus_target_composer(corpus_target, corpus_mapping.target, target_composition_);
+    ComposedTerms corpus_X, corpus_Z;
+    compose_mapped(result_.source_terms.terms, corpus_source_composer, result_.target_terms.terms,
+                   corpus_target_composer, corpus_mapping,
+                   fit_seed_transforms(seed_, config_.input.seed, config_, corpus_source, corpus_target,
+                                       corpus_mapping, usable),
+                   threads_, corpus_X, corpus_Z);
+    X_ = combine_spaces(X_, corpus_X, result_.source_terms.size(), config_.input.corpus_weight);
+    Z_ = combine_spaces(Z_, corpus_Z, result_.target_terms.size(), config_.input.corpus_weight);
+    logger().info("combined with the corpus vectors (weight {}): {} source and {} target terms usable",
+                  config_.input.corpus_weight, X_.term_ids.size(), Z_.term_ids.size());
+  }
+
+  // What the scoring does not need is freed before it: the word sets (tens of thousands of strings each, one on
+  // each thread) and, unless the evidence or the vocabulary neighbourhoods need them, the word vectors and a .bin
+  // model's subword vectors (gigabytes with .bin models).
+  void release_for_scoring() {
+    run_both([&] { source_options_ = {}; }, [&] { target_options_ = {}; }, threads_);
+    logger().debug("composed {} source and {} target term vectors", X_.term_ids.size(), Z_.term_ids.size());
+    log_unusable("source", result_.source_terms.terms, X_);
+    log_unusable("target", result_.target_terms.terms, Z_);
+    stats_.source_usable = X_.term_ids.size();
+    stats_.target_usable = Z_.term_ids.size();
+    require_same_terms(X_, Z_, group_);
+    keeps_word_vectors_ = full_evidence_ || config_.scoring.neighbourhood != Neighbourhood::terms;
+    if (!keeps_word_vectors_) {
+      for (Embeddings* side : {&source_, &target_}) {
+        side->vectors = Matrix();
+        side->subwords.reset();
+      }
+    }
+    // The evidence needs the word vectors only after the scoring, whose lists are then freed: large ones wait on
+    // disk meanwhile (at 130k x 290k terms, 226 MiB of the peak).
+    const std::size_t word_bytes =
+        sizeof(float) * static_cast<std::size_t>(source_.vectors.size() + target_.vectors.size());
+    if (keeps_word_vectors_ && config_.scoring.neighbourhood == Neighbourhood::terms &&
+        config_.scoring.spill_mb > 0 && word_bytes > config_.scoring.spill_mb * (std::size_t{1} << 20)) {
+      // Beside the output; without one (a library or Python call), in the temporary folder ($TMPDIR), not in
+      // whatever the current folder is.
+      std::string folder = std::filesystem::path(config_.output.out).parent_path().string();
+      if (config_.output.out.empty()) {
+        std::error_code error;
+        folder = std::filesystem::temp_directory_path(error).string();
+      }
+      if (folder.empty()) folder = ".";
+      if (source_spill_.spill(source_.vectors, folder, "the source word vectors") &&
+          target_spill_.spill(target_.vectors, folder, "the target word vectors"))
+        logger().info("the word vectors ({}) wait in a temporary file in {} during the scoring (spill_mb {})",
+                      format_bytes(word_bytes), folder, config_.scoring.spill_mb);
+    }
+  }
+
+  // CSLS over the term vectors: the neighbourhood means and each source term's candidates (tiles sized to the
+  // memory there is, the cap, the selection).
+  void score() {
+    tiles_ = scoring_tiles(config_);
+    logger().info("similarity tiles in {}", describe_precision(config_.scoring.precision));
+    // Smaller tiles, or a resources error (exit 5).
+    guard_scoring_memory(X_.vectors, Z_.vectors, config_, tiles_, full_evidence_ ? config_.ranking.top_m : 0);
+    result_.cap = final_cap(config_, result_.source_terms.size(), result_.target_terms.size(), group_.is_root());
+    stats_.cap = result_.cap;
+    result_.per_source = config_.ranking.top_m;
+    // Rescoring may reorder: cut later.
+    const std::size_t limit =
+        uses_orthography(config_, full_evidence_) && config_.ranking.top_m > 0 ? 0 : result_.cap;
+    if (config_.scoring.neighbourhood == Neighbourhood::terms) {
+      // Neighbourhoods and selection in one pass over the similarities where the selection allows it.
+      scored_ = score_terms(X_.vectors, Z_.vectors, config_, full_evidence_, limit, tiles_, group_);
+    } else {
+      const std::size_t n = config_.scoring.neighbourhood_words;
+      NeighbourhoodMeans& means = scored_.means;
+      means.source =
+          knn_mean_similarity(X_.vectors, frequent_rows(target_, n, mapping_.target_transform, threads_),
+                              config_.scoring.k, tiles_, group_);
+      means.target =
+          knn_mean_similarity(Z_.vectors, frequent_rows(source_, n, mapping_.source_transform, threads_),
+                              config_.scoring.k, tiles_, group_);
+      SelectionOptions selection;
+      selection.top_m = config_.ranking.top_m;
+      selection.mutual_m = config_.ranking.mutual_m;
+      selection.limit = limit;
+      scored_.candidates = select_csls_candidates(X_.vectors, Z_.vectors, means, selection, tiles_, group_);
+    }
+  }
+
+  // Candidates from the target side (with the full evidence) and from the spellings (orthographic candidates).
+  void add_other_candidates() {
+    other_ = pipeline::add_other_candidates(config_, full_evidence_, result_.source_terms, result_.target_terms,
+                                            X_, Z_, scored_, tiles_, group_);
+  }
+
+  // The candidates by term ids with their evidence: CSLS and cosine always, the rest as configured. The word
+  // vectors were kept for the full evidence (release_for_scoring), and come back from disk when spilled.
+  CandidateSet collect_evidence() {
+    TERMALIGN_CHECK(!full_evidence_ || keeps_word_vectors_, "the word-level evidence needs the word vectors");
+    const WordEvidenceInputs words{source_, target_, mapping_, source_composition_, target_composition_, seed_};
+    pipeline::collect_evidence(
+        config_, full_evidence_, X_, Z_, scored_, other_, words,
+        [this] {
+          source_spill_.restore(source_.vectors);
+          target_spill_.restore(target_.vectors);
+        },
+        result_);
+    return std::move(result_);
+  }
+
+  // A rank of a group other than 0: the term lists, no candidates.
+  CandidateSet without_evidence() { return std::move(result_); }
+
+ private:
+  struct MappedTerms {
+    TermList source_terms, target_terms;
+    ComposedTerms X, Z;
+    std::size_t seed_pairs = 0, seed_pairs_usable = 0;
+  };
+
+  bool reusable() const {
+    return cache_ != nullptr && group_.size() == 1 && !full_evidence_ &&
+           config_.scoring.neighbourhood == Neighbourhood::terms && config_.output.save_mapping.empty() &&
+           config_.output.save_mapped_vectors.empty();
+  }
+
+  // What decides the term vectors: the inputs as they are now (a file rewritten since is another input), the
+  // mapping and the composition options (the rest at defaults).
+  std::string mapped_terms_key() const {
+    AlignConfig key;
+    key.input = config_.input;
+    key.output.mapping = config_.output.mapping;
+    key.mapping = config_.mapping;
+    key.composition = config_.composition;
+    std::string text = to_toml(key);
+    for (const std::string* path :
+         {&config_.input.src_vectors, &config_.input.tgt_vectors, &config_.input.src_terms,
+          &config_.input.tgt_terms, &config_.input.seed, &config_.output.mapping})
+      text += "\n# " + file_signature(*path);
+    return text;
+  }
+
+  void load_fixed_mapping() {
+    mapping_ = load_mapping(config_.output.mapping);
+    if (mapping_.source_transform.rows() != source_.dim()) {
+      throw_input_error(config_.output.mapping, 2,
+                        "the mapping has dimension " + std::to_string(mapping_.source_transform.rows()) +
+                            " but the vectors have " + std::to_string(source_.dim()) + ".");
+    }
+    mapping_.source.apply_rows(source_.vectors, threads_);
+    mapping_.target.apply_rows(target_.vectors, threads_);
+    logger().info("loaded the mapping {} (normalisation {})", config_.output.mapping,
+                  to_string(mapping_.source.kind));
+  }
+
+  const AlignConfig& config_;
+  const int threads_;
+  const bool fit_, full_evidence_;
+  AlignmentSummary& stats_;
+  const ProcessGroup& group_;
+  VectorCache* cache_;
+  CandidateSet result_;
+  PairList seed_;
+  LoadOptions source_options_, target_options_;
+  // config_.composition for each list over its vectors (closed_compounds_for), set by load_vectors.
+  CompositionOptions source_composition_, target_composition_;
+  Embeddings source_, target_;
+  Mapping mapping_;
+  ComposedTerms X_, Z_;
+  bool keeps_word_vectors_ = true;
+  TileOptions tiles_;
+  CslsSelection scored_;
+  OtherCandidates other_;
+  detail::SpilledMatrix source_spill_, target_spill_;  // the word vectors during the scoring, when large
+};
+
+}  // namespace
+
+CandidateSet scheduled_candidates(const AlignConfig& config, bool full_evidence, AlignmentSummary& stats,
+                                  const ProcessGroup& group, VectorCache* cache) {
+  config.validate();
+  check_before_work(config);
+  const auto start = std::chrono::steady_clock::now();
+  Scheduler run(config, full_evidence, stats, group, cache);
+  if (!run.reuse_mapped_terms()) {
+    run.read_inputs();
+    run.load_vectors();
+    run.map_and_compose();
+    run.add_corpus_vectors();
+    run.keep_mapped_terms();
+  }
+  run.release_for_scoring();
+  run.score();
+  run.add_other_candidates();
+  if (!group.is_root()) return run.without_evidence();  // its share is with rank 0, which finishes alone
+  CandidateSet result = run.collect_evidence();
+  stats.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  logger().info("{} candidate pairs from {} x {} usable terms in {:.2f} s", result.evidence.size(),
+                stats.source_usable, stats.target_usable, stats.seconds);
+  return result;
+}
+
+}  // namespace termalign::pipeline

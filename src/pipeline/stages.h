@@ -1,0 +1,153 @@
+// The Aligner's stages as functions over explicit data: the Aligner's stage methods (aligner.cpp) and the private
+// scheduler that overlaps them in align() (scheduler.cpp) both call these, so the two cannot drift.
+#pragma once
+
+#include <cstddef>
+#include <functional>
+#include <initializer_list>
+#include <string>
+#include <vector>
+
+#include "termalign/align.h"
+#include "termalign/composition.h"
+#include "termalign/config.h"
+#include "termalign/distributed.h"
+#include "termalign/embeddings.h"
+#include "termalign/lexicon.h"
+#include "termalign/mapping.h"
+#include "termalign/orthography.h"
+#include "termalign/scoring.h"
+
+namespace termalign {
+
+class VectorCache;
+
+namespace pipeline {
+
+// --- Load and map (load_and_map.cpp) ---
+
+// What one side loads: the words composing `lists` may look up (collect_word_set), and the frequent ones.
+LoadOptions side_options(std::initializer_list<const std::vector<std::string>*> lists, const AlignConfig& config);
+
+// Both languages' vectors, which must have the same dimension; through `cache` when given (each distinct load
+// once).
+void load_pair(const std::string& source_path, const std::string& target_path, const LoadOptions& source_options,
+               const LoadOptions& target_options, VectorCache* cache, Embeddings& source, Embeddings& target);
+
+// A mapping whose normalisers are fitted on both sides, which they normalise in place; its transforms are still to
+// be fitted (fit_seed_transforms).
+Mapping normalise_pair(const AlignConfig& config, Embeddings& source, Embeddings& target);
+
+// Fits the mapping's transforms on the seed pairs both normalised sides know (`usable` of them; too few is an
+// input error naming `seed_name`). The d x d decompositions that finish the fit (serial) are returned as a step
+// still to run, which the scheduler runs beside the composition.
+std::function<void()> fit_seed_transforms(const PairList& seed, const std::string& seed_name,
+                                          const AlignConfig& config, const Embeddings& source,
+                                          const Embeddings& target, Mapping& mapping, std::size_t& usable);
+
+// Both lists' unit term vectors in the shared space. `finish_fit`, when given, is the rest of the mapping's fit
+// (fit_seed_transforms): one thread runs it while the others compose.
+void compose_mapped(const std::vector<std::string>& source_terms, const TermComposer& source_composer,
+                    const std::vector<std::string>& target_terms, const TermComposer& target_composer,
+                    const Mapping& mapping, const std::function<void()>& finish_fit, int threads, ComposedTerms& X,
+                    ComposedTerms& Z);
+
+// Side by side: (sqrt(1 - w) general row, sqrt(w) corpus row), renormalised, for every term usable in either
+// space. A space that does not know a term leaves a zero block.
+ComposedTerms combine_spaces(const ComposedTerms& general, const ComposedTerms& corpus, std::size_t terms,
+                             double corpus_weight);
+
+// The first n rows of the (file-ordered) vectors, mapped into the shared space, unit rows.
+Matrix frequent_rows(const Embeddings& embeddings, std::size_t n, const Matrix& transform, int threads);
+
+// Both loaded vocabularies in the shared space (normalised, mapped), as PREFIX.src.vec and PREFIX.tgt.vec.
+void save_mapped_vectors(const std::string& prefix, const Embeddings& source, const Embeddings& target,
+                         const Mapping& mapping, int threads);
+
+// A warning naming a few of the terms that have no usable word.
+void log_unusable(const char* side, const std::vector<std::string>& terms, const ComposedTerms& composed);
+
+// --- Score (candidates.cpp) ---
+
+// The similarity tiles as configured (the scheduler may shrink them to the memory there is).
+TileOptions scoring_tiles(const AlignConfig& config);
+
+// The cap of the final list for lists of these sizes: the BUCC cap, or config's when lower (with a warning when
+// config's is higher and `warn`).
+std::size_t final_cap(const AlignConfig& config, std::size_t source_terms, std::size_t target_terms, bool warn);
+
+// Whether the candidates get the spelling evidence (and orthographic candidates when configured).
+bool uses_orthography(const AlignConfig& config, bool full_evidence);
+
+// CSLS over X (n1 x d') and Z (n2 x d'), neighbourhoods within them: the means and each row's candidates (top_m,
+// mutual_m, the best `limit` overall; 0: all); with `full_evidence`, the targets' lists of their best sources too.
+CslsSelection score_terms(const Matrix& X, const Matrix& Z, const AlignConfig& config, bool full_evidence,
+                          std::size_t limit, const TileOptions& tiles, const ProcessGroup& group);
+
+// --- Collect evidence (candidates.cpp, evidence.cpp) ---
+
+// What the orthographic candidates and evidence need of every term of a list, computed once, on the threads.
+struct Spellings {
+  std::vector<std::string> latin;     // Latin spelling
+  std::vector<NgramProfile> profile;  // its n-gram profile
+  std::vector<std::uint16_t> words;   // words in the term
+};
+
+// What add_other_candidates leaves for collect_evidence.
+struct OtherCandidates {
+  bool orthographic = false;
+  std::vector<float> reverse_rank;  // by candidate: its source's rank among its target's best sources
+  Spellings source_spellings, target_spellings;
+};
+
+// Adds the candidates from the target side (with the full evidence) and from the spellings (orthographic
+// candidates) to scored.candidates. In a group every process takes part; rank 0 gets the candidates.
+OtherCandidates add_other_candidates(const AlignConfig& config, bool full_evidence, const TermList& source_terms,
+                                     const TermList& target_terms, const ComposedTerms& X, const ComposedTerms& Z,
+                                     CslsSelection& scored, const TileOptions& tiles, const ProcessGroup& group);
+
+// What the evidence beyond the term vectors reads (full evidence): the normalised word vectors, the mapping,
+// each list's composition options and the seed.
+struct WordEvidenceInputs {
+  const Embeddings& source;
+  const Embeddings& target;
+  const Mapping& mapping;
+  const CompositionOptions& source_composition;
+  const CompositionOptions& target_composition;
+  const PairList& seed;
+};
+
+// Fills result.evidence (result holds the term lists) from the scored candidates: CSLS and cosine always, the
+// rest as configured, and the neighbourhood means. The term vectors and candidates are freed as soon as they are
+// read (half a gigabyte at scale); `before_word_evidence`, when given, runs just before the word-level evidence
+// (the scheduler brings back the word vectors it spilled).
+void collect_evidence(const AlignConfig& config, bool full_evidence, ComposedTerms& X, ComposedTerms& Z,
+                      CslsSelection& scored, OtherCandidates& other, const WordEvidenceInputs& words,
+                      const std::function<void()>& before_word_evidence, CandidateSet& result);
+
+// --- Rank (ranking.cpp) ---
+
+// The ranked pairs' strings, copied on `threads` threads.
+std::vector<RankedPair> ranked_pairs(const CandidateSet& candidates, const std::vector<RankedIndex>& indices,
+                                     int threads);
+
+// --- Checks (checks.cpp) ---
+
+// The inputs checked against the loaded vectors (sanity.h); with `--seed identical`, the seed made from them.
+void check_inputs_against_vectors(const AlignConfig& config, bool fit, const TermList& source_terms,
+                                  const TermList& target_terms, const Embeddings& source, const Embeddings& target,
+                                  PairList& seed, bool source_compounds, bool target_compounds);
+// What can be found wrong before any work (missing output folders, a re-ranker that cannot run).
+void check_before_work(const AlignConfig& config);
+// Each file a run writes is its own and none is one of its inputs.
+void check_outputs_distinct(const AlignConfig& config);
+
+// --- Schedule (scheduler.cpp) ---
+
+// The stages up to the evidence, overlapped as fast as they go: what align() ranks. With a `cache`, vectors and
+// mapped term vectors are kept for the runs after; in a group, rank 0 gets the candidates.
+CandidateSet scheduled_candidates(const AlignConfig& config, bool full_evidence, AlignmentSummary& stats,
+                                  const ProcessGroup& group, VectorCache* cache);
+
+}  // namespace pipeline
+}  // namespace termalign
