@@ -1,7 +1,8 @@
 // The re-ranker's features as one table: each feature's name, its group and how its value is computed from a
 // candidate's evidence and the run's statistics. A run's column names and values, the group of a name and the
 // check of a model file's features all walk it: a feature is added by adding its entry (and, when its value needs
-// a run-wide statistic not yet kept, that statistic in FeatureInputs).
+// a run-wide statistic not yet kept, that statistic in FeatureInputs and compute_statistics). Model files and
+// explain's columns (feature:NAME) name features by these names, so a name stays as it is.
 #pragma once
 
 #include <Eigen/Core>
@@ -51,7 +52,7 @@ struct FeatureInputs {
 };
 
 struct Feature {
-  std::string_view name;
+  std::string_view name;  // unique
   FeatureGroup group;
   float (*value)(const FeatureInputs& inputs, std::size_t candidate);
 };
