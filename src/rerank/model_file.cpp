@@ -100,28 +100,32 @@ bool blank(const std::string& text, std::size_t from = 0) {
                      [](char c) { return std::isspace(static_cast<unsigned char>(c)) != 0; });
 }
 
+// Which stage of its file a model's text is: it decides which features it may read and how messages name it.
+enum class Stage { only, first, second };
+
 // A stage's feature `name`, checked against the feature table: an error naming it (through `fail`, at its line)
-// when no feature has that name, or when it is a first stage's column and `second_stage` is false.
+// when no feature has that name, or when it is a first stage's column outside a second stage.
 template <typename Fail>
-void check_feature(const std::string& name, bool second_stage, const Fail& fail) {
+void check_feature(const std::string& name, Stage stage, const Fail& fail) {
   const detail::Feature* feature = detail::find_feature(name);
   if (!feature) {
     fail("unknown feature '" + name +
          "': this termalign computes no feature of that name. Models trained before the similarities became "
          "run-relative (features such as 'csls', now 'csls_q') must be trained again with `termalign "
          "train-reranker`.");
-  } else if (feature->group == detail::FeatureGroup::first_stage && !second_stage) {
+  } else if (feature->group == detail::FeatureGroup::first_stage && stage != Stage::second) {
     fail("the feature '" + name +
          "' is a first stage's column: only the second stage of a two-stage model reads it.");
   }
 }
 
-// One stage's text (a model of one stage), its first line being line `first_line` of `origin`; `stage` names it
-// in messages ("" for a one-stage model).
-Reranker parse_stage(const std::string& text, const std::string& origin, std::size_t first_line,
-                     const std::string& stage, bool second_stage) {
+// One stage's text (a model of one stage), its first line being line `first_line` of `origin`.
+Reranker parse_stage(const std::string& text, const std::string& origin, std::size_t first_line, Stage stage) {
+  const std::string prefix = stage == Stage::first    ? "first stage: "
+                             : stage == Stage::second ? "second stage: "
+                                                      : "";
   const auto fail = [&](std::size_t line, const std::string& message) {
-    throw_input_error(origin, first_line - 1 + line, stage + message);
+    throw_input_error(origin, first_line - 1 + line, prefix + message);
   };
   std::istringstream stream(text);
   std::string line;
@@ -139,7 +143,7 @@ Reranker parse_stage(const std::string& text, const std::string& origin, std::si
     if (!std::getline(stream, line) || !((names.str(line), names) >> word) || word != "features")
       fail(3, "expected 'features NAME...'.");
     while (names >> name) {
-      check_feature(name, second_stage, [&](const std::string& message) { fail(3, message); });
+      check_feature(name, stage, [&](const std::string& message) { fail(3, message); });
       model.features.push_back(name);
     }
     if (model.features.empty()) fail(3, "expected 'features NAME...': the model names no feature.");
@@ -189,7 +193,7 @@ Reranker parse_stage(const std::string& text, const std::string& origin, std::si
     }
     if (!(fields >> a >> b >> c) || fields >> extra) fail(number, "expected 'feature mean scale weight'.");
     if (!(b > 0)) fail(number, "the scale must be positive.");
-    check_feature(name, second_stage, [&](const std::string& message) { fail(number, message); });
+    check_feature(name, stage, [&](const std::string& message) { fail(number, message); });
     model.features.push_back(name);
     means.push_back(a), scales.push_back(b), weights.push_back(c);
   }
@@ -203,7 +207,7 @@ Reranker parse_stage(const std::string& text, const std::string& origin, std::si
 // A model's text from its header on, the header being line 1 + `skipped` of `origin`.
 Reranker parse_body(const std::string& text, const std::string& origin, std::size_t skipped) {
   const std::size_t first_end = text.find('\n');
-  if (text.compare(0, first_end, kStagesHeader) != 0) return parse_stage(text, origin, 1 + skipped, "", false);
+  if (text.compare(0, first_end, kStagesHeader) != 0) return parse_stage(text, origin, 1 + skipped, Stage::only);
   const std::string marker = std::string("\n") + kSecondStageLine + "\n";
   const std::size_t first_begin = first_end + 1, split = text.find(marker, first_end);
   if (split == std::string::npos) {
@@ -215,9 +219,8 @@ Reranker parse_body(const std::string& text, const std::string& origin, std::siz
       static_cast<std::size_t>(std::count(text.begin() + static_cast<std::ptrdiff_t>(first_begin),
                                           text.begin() + static_cast<std::ptrdiff_t>(split + 1), '\n'));
   Reranker first =
-      parse_stage(text.substr(first_begin, split + 1 - first_begin), origin, 2 + skipped, "first stage: ", false);
-  Reranker model =
-      parse_stage(text.substr(split + marker.size()), origin, second_line + skipped, "second stage: ", true);
+      parse_stage(text.substr(first_begin, split + 1 - first_begin), origin, 2 + skipped, Stage::first);
+  Reranker model = parse_stage(text.substr(split + marker.size()), origin, second_line + skipped, Stage::second);
   model.first_stage = std::make_shared<const Reranker>(std::move(first));
   return model;
 }
