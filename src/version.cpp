@@ -4,7 +4,7 @@
 #include <cstdio>
 #include <string_view>
 
-#include "detail/bundled_models.h"
+#include "rerank/bundled_models.h"
 #include "termalign/distributed.h"
 
 namespace termalign {

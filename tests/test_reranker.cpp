@@ -8,13 +8,16 @@
 #include <random>
 #include <set>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "captured_log.h"
+#include "rerank/features.h"
 #include "shared_data.h"
 #include "termalign/boosted_trees.h"
 #include "termalign/error.h"
 #include "termalign/evaluation.h"
+#include "termalign/explain.h"
 #include "termalign/io.h"
 #include "termalign/lexicon.h"
 #include "termalign/reranker.h"
@@ -23,6 +26,9 @@
 using namespace termalign;
 
 namespace {
+
+// Four of the feature table's names, for the columns of synthetic(): a model file names features the table knows.
+const std::vector<std::string> kFourFeatures = {"csls_q", "cosine_q", "orthographic", "identical"};
 
 // Rows whose label is 1 when exactly one of x0, x1 exceeds 0.5 (an interaction no linear model represents), plus
 // two noise columns.
@@ -60,6 +66,31 @@ void add_term_sizes(CandidateEvidence& evidence, std::size_t i) {
   evidence.target_length.push_back(static_cast<std::uint16_t>(6 + i % 7));
 }
 
+// `n` candidates of distinct pairs over a few terms with every evidence column the features read (the corpus
+// columns with `corpora`), at random in [-0.2, 0.8].
+CandidateEvidence full_evidence(std::size_t n, std::uint32_t seed, bool corpora) {
+  std::mt19937 generator(seed);
+  std::uniform_real_distribution<float> uniform(-0.2f, 0.8f);
+  CandidateEvidence evidence;
+  for (std::size_t i = 0; i < n; ++i) {
+    evidence.source.push_back(static_cast<std::uint32_t>(i % 37));
+    evidence.target.push_back(static_cast<std::uint32_t>(i % 41));
+    for (auto* column : {&evidence.csls, &evidence.cosine, &evidence.word_alignment, &evidence.one_to_one,
+                         &evidence.translated_share, &evidence.edge_agreement, &evidence.seed_share,
+                         &evidence.seed_conflict, &evidence.orthographic})
+      column->push_back(uniform(generator));
+    if (corpora) {
+      for (auto* column :
+           {&evidence.source_log_frequency, &evidence.target_log_frequency, &evidence.source_log_sentences,
+            &evidence.target_log_sentences, &evidence.source_frequency_z, &evidence.target_frequency_z,
+            &evidence.context_similarity})
+        column->push_back(uniform(generator));
+    }
+    add_term_sizes(evidence, i);
+  }
+  return evidence;
+}
+
 }  // namespace
 
 TEST_CASE("boosted trees learn an interaction, and their saved model scores the same", "[reranker]") {
@@ -67,7 +98,7 @@ TEST_CASE("boosted trees learn an interaction, and their saved model scores the 
   std::vector<std::uint8_t> train_labels, test_labels;
   synthetic(1000, 1, train, train_labels);
   synthetic(300, 2, test, test_labels);
-  const std::vector<std::string> names = {"a", "b", "c", "noise"};
+  const std::vector<std::string> names = kFourFeatures;
   double trees_auc = 0;
   for (const Learner learner : {Learner::trees, Learner::ranking}) {
     Reranker model;
@@ -99,25 +130,25 @@ TEST_CASE("boosted trees learn an interaction, and their saved model scores the 
 
 TEST_CASE("re-ranker models: the earlier logistic format is read, a table gives the model its columns",
           "[reranker]") {
-  const Reranker model = parse_reranker("termalign-reranker 1\nb 1 2 3\na 0 1 -1\nbias 0.5\n", "(v1)");
-  REQUIRE(model.features == std::vector<std::string>{"b", "a"});
+  const Reranker model = parse_reranker("termalign-reranker 1\ncosine_q 1 2 3\ncsls_q 0 1 -1\nbias 0.5\n", "(v1)");
+  REQUIRE(model.features == std::vector<std::string>{"cosine_q", "csls_q"});
   FeatureTable table;
-  table.names = {"a", "c", "b"};
+  table.names = {"csls_q", "orthographic", "cosine_q"};
   table.values = Matrix(1, 3);
   table.values << 2.0f, 100.0f, 5.0f;
   // 0.5 + 3 (5 - 1) / 2 - (2 - 0) / 1 = 4.5, whatever the table's order and extra columns.
   CHECK(model.score(table, "(v1)")(0) == Approx(4.5));
   FeatureTable missing;
-  missing.names = {"a"};
+  missing.names = {"csls_q"};
   missing.values = Matrix(1, 1);
-  CHECK_THROWS_WITH(model.score(missing, "model.txt"),
-                    Catch::Contains("model.txt") && Catch::Contains("'b'") && Catch::Contains("trained again"));
-  // A corpus feature: the cause is the missing corpora, not an old model.
+  CHECK_THROWS_WITH(model.score(missing, "model.txt"), Catch::Contains("model.txt") &&
+                                                           Catch::Contains("'cosine_q'") &&
+                                                           Catch::Contains("does not compute"));
+  // A corpus feature: the cause is the missing corpora.
   const Reranker corpus = parse_reranker("termalign-reranker 1\nfreq_log_ratio 0 1 1\nbias 0\n", "(corpus)");
-  CHECK_THROWS_WITH(corpus.score(missing, "corpus.txt"),
-                    Catch::Contains("needs the corpora") && !Catch::Contains("trained again"));
+  CHECK_THROWS_WITH(corpus.score(missing, "corpus.txt"), Catch::Contains("needs the corpora"));
   CHECK_THROWS_WITH(parse_reranker("something else\n", "x.txt"), Catch::Contains("x.txt:1"));
-  CHECK_THROWS_WITH(parse_reranker("termalign-reranker 1\nb 1 2 3\n", "y.txt"), Catch::Contains("bias"));
+  CHECK_THROWS_WITH(parse_reranker("termalign-reranker 1\ncsls_q 1 2 3\n", "y.txt"), Catch::Contains("bias"));
 }
 
 TEST_CASE("a model file that is damaged is an input error naming its file and line, before any scoring",
@@ -125,7 +156,7 @@ TEST_CASE("a model file that is damaged is an input error naming its file and li
   Matrix x;
   std::vector<std::uint8_t> labels;
   synthetic(300, 3, x, labels);
-  const std::vector<std::string> names = {"a", "b", "c", "noise"};
+  const std::vector<std::string> names = kFourFeatures;
   BoostedTreesOptions options;
   options.rounds = 5;
   Reranker trees;
@@ -143,19 +174,20 @@ TEST_CASE("a model file that is damaged is an input error naming its file and li
     CHECK_THROWS_WITH(parse_reranker(bad, "m.txt"), Catch::Contains(where) && Catch::Contains(what));
   };
   rejected(replaced("learner trees", "learner forest"), "m.txt:2", "unknown learner 'forest'");
-  rejected(replaced("features a b", "features b a"), "m.txt:3",
-           "feature 1 is 'b', but its XGBoost model was trained on 'a' there");
-  rejected(replaced("features a b c noise", "features a b c"), "m.txt:3",
-           "names 3 features, but its XGBoost model reads 4");
+  rejected(replaced("features csls_q cosine_q", "features cosine_q csls_q"), "m.txt:3",
+           "feature 1 is 'cosine_q', but its XGBoost model was trained on 'csls_q' there");
+  rejected(replaced("features csls_q cosine_q orthographic identical", "features csls_q cosine_q orthographic"),
+           "m.txt:3", "names 3 features, but its XGBoost model reads 4");
   rejected(text.substr(0, text.size() / 2), "m.txt:4", "one JSON object");  // cut in the JSON
   rejected(replaced("\"learner\"", "\"learner\" 1,"), "m.txt:4", "not an XGBoost model");
   rejected(text + "second stage\n" + text, "m.txt:5", "two-stage model needs its first line");
-  CHECK(parse_reranker(replaced("features a", "features  a"), "m.txt").features == names);  // spacing is free
+  CHECK(parse_reranker(replaced("features csls_q", "features  csls_q"), "m.txt").features ==
+        names);  // spacing is free
   // Logistic: a line after the bias, a field too many.
-  const std::string logistic = "termalign-reranker 1\nb 1 2 3\nbias 0.5\n";
+  const std::string logistic = "termalign-reranker 1\ncsls_q 1 2 3\nbias 0.5\n";
   rejected(logistic + "c 1 2 3\n", "m.txt:4", "text after the bias");
-  rejected("termalign-reranker 1\nb 1 2 3 4\nbias 0.5\n", "m.txt:2", "expected 'feature mean scale weight'");
-  CHECK(parse_reranker(logistic + "\n", "m.txt").features == std::vector<std::string>{"b"});
+  rejected("termalign-reranker 1\ncsls_q 1 2 3 4\nbias 0.5\n", "m.txt:2", "expected 'feature mean scale weight'");
+  CHECK(parse_reranker(logistic + "\n", "m.txt").features == std::vector<std::string>{"csls_q"});
   // Two stages: line numbers count from the file's first line.
   Reranker two = trees;
   two.first_stage = std::make_shared<const Reranker>(trees);
@@ -168,6 +200,100 @@ TEST_CASE("a model file that is damaged is an input error naming its file and li
                    std::count(both.begin(), both.begin() + static_cast<std::ptrdiff_t>(offset), '\n'));
   };
   rejected(bad_second, "m.txt:" + std::to_string(line_of(second) + 1), "second stage: unknown learner");
+}
+
+TEST_CASE("a model file naming a feature the feature table does not hold is refused, naming it and its line",
+          "[reranker]") {
+  const auto refused = [](const std::string& text, const std::string& where, const std::string& what) {
+    CHECK_THROWS_WITH(parse_reranker(text, "m.txt"), Catch::Contains(where) && Catch::Contains(what));
+  };
+  // A name of the features before they became run-relative, after a provenance line.
+  refused("# made by hand\ntermalign-reranker 1\ncsls_q 0 1 1\ncsls 0 1 1\nbias 0\n", "m.txt:4",
+          "unknown feature 'csls'");
+  refused("termalign-reranker 1\ncsls 0 1 1\nbias 0\n", "m.txt:2",
+          "trained again with `termalign train-reranker`");
+  // Trees: on the features line, before XGBoost is asked.
+  Matrix x;
+  std::vector<std::uint8_t> labels;
+  synthetic(200, 4, x, labels);
+  Reranker trees;
+  trees.learner = Learner::trees;
+  trees.features = kFourFeatures;
+  BoostedTreesOptions options;
+  options.rounds = 3;
+  trees.booster = train_boosted_trees(x, labels, options, kFourFeatures);
+  std::string text = format_reranker(trees);
+  text.replace(text.find("orthographic"), 12, "spelling");
+  refused(text, "m.txt:3", "unknown feature 'spelling'");
+  // A first stage's column is a second stage's input only.
+  refused("termalign-reranker 1\nstage1_score 0 1 1\nbias 0\n", "m.txt:2",
+          "'stage1_score' is a first stage's column");
+  const std::string stage = "termalign-reranker 1\nstage1_score 0 1 1\nbias 0\n";
+  const std::string first = "termalign-reranker 1\ncsls_q 0 1 1\nbias 0\n";
+  CHECK(parse_reranker("termalign-reranker-stages 2\n" + first + "second stage\n" + stage, "m.txt").features ==
+        std::vector<std::string>{"stage1_score"});
+  refused("termalign-reranker-stages 2\n" + stage + "second stage\n" + stage, "m.txt:3",
+          "first stage: the feature 'stage1_score' is a first stage's column");
+  // load_reranker names the file.
+  const std::string path =
+      (std::filesystem::temp_directory_path() / "termalign_test_unknown_feature.txt").string();
+  std::ofstream(path) << "termalign-reranker 1\ncsls 0 1 1\nbias 0\n";
+  CHECK_THROWS_WITH(load_reranker(path), Catch::Contains(path + ":2: unknown feature 'csls'"));
+  std::filesystem::remove(path);
+}
+
+TEST_CASE("the feature table: unique names, each computed in its group, and the columns explain writes",
+          "[reranker]") {
+  std::set<std::string_view> names;
+  std::vector<std::string> evidence_names, stage_names;
+  for (const detail::Feature& feature : detail::feature_list()) {
+    INFO(feature.name);
+    CHECK(names.insert(feature.name).second);
+    CHECK(feature_group(std::string(feature.name)) == detail::to_string(feature.group));
+    (feature.group == detail::FeatureGroup::first_stage ? stage_names : evidence_names).emplace_back(feature.name);
+  }
+  CHECK(feature_group("csls").empty());
+  // The full evidence gives every feature but the first stage's, in the table's order; the first stage gives the
+  // rest. Without the corpora, no corpus feature; without the compositional evidence, the base group alone.
+  CandidateEvidence evidence = full_evidence(300, 3, true);
+  CHECK(candidate_feature_table(evidence, 2).names == evidence_names);
+  CHECK(stage_feature_names() == stage_names);
+  evidence = full_evidence(300, 3, false);
+  const FeatureTable table = candidate_feature_table(evidence, 2);
+  CHECK(first_corpus_feature(table.names) == nullptr);
+  CHECK(table.has("comp_seed_conflict"));
+  CandidateEvidence base = evidence;
+  base.one_to_one.clear();
+  for (const std::string& name : candidate_feature_table(base, 1).names) CHECK(feature_group(name) == "base");
+  // Explain writes, for each feature of the model (the bundled one without corpora), its table column's value.
+  CandidateSet candidates;
+  for (std::uint32_t term = 0; term < 41; ++term) {
+    candidates.source_terms.terms.push_back("source " + std::to_string(term));
+    candidates.target_terms.terms.push_back("target " + std::to_string(term));
+  }
+  candidates.evidence = evidence;
+  std::vector<RankedIndex> ranked;
+  for (std::size_t i = 0; i < evidence.size(); i += 7)
+    ranked.push_back({evidence.source[i], evidence.target[i], static_cast<float>(i)});
+  const AlignConfig config;
+  const Explanation explanation = explain_ranking(candidates, ranked, config);
+  const Reranker model = bundled_reranker(false);
+  const FeatureTable columns = with_stage_features(model, evidence, table, "bundled", 1);
+  const auto first = std::find(explanation.columns.begin(), explanation.columns.end(), "reranker_bias");
+  REQUIRE(first != explanation.columns.end());
+  const auto at = static_cast<std::size_t>(first - explanation.columns.begin()) + 1;
+  REQUIRE(explanation.columns.size() == at + 2 * model.features.size());
+  for (std::size_t j = 0; j < model.features.size(); ++j) {
+    const std::string& name = model.features[j];
+    INFO(name);
+    REQUIRE(detail::find_feature(name) != nullptr);
+    CHECK(explanation.columns[at + 2 * j] == "feature:" + name);
+    CHECK(explanation.columns[at + 2 * j + 1] == "contribution:" + name);
+    const auto column = std::find(columns.names.begin(), columns.names.end(), name) - columns.names.begin();
+    for (std::size_t r = 0; r < ranked.size(); ++r)
+      CHECK(explanation.values(Eigen::Index(r), Eigen::Index(at + 2 * j)) ==
+            columns.values(Eigen::Index(7 * r), column));
+  }
 }
 
 TEST_CASE("the bundled models are built in and read their features", "[reranker]") {
@@ -224,7 +350,8 @@ TEST_CASE("features do not change when a vector space scores on another scale", 
   const Eigen::Index q = column("csls_q");
   for (std::size_t a = 0; a < n; a += 7) {
     for (std::size_t b = 0; b < n; b += 11) {
-      const float qa = table.values(static_cast<Eigen::Index>(a), q), qb = table.values(static_cast<Eigen::Index>(b), q);
+      const float qa = table.values(static_cast<Eigen::Index>(a), q),
+                  qb = table.values(static_cast<Eigen::Index>(b), q);
       if (evidence.csls[a] < evidence.csls[b]) CHECK(qa < qb);
       if (evidence.csls[a] == evidence.csls[b]) CHECK(qa == qb);
     }
@@ -246,8 +373,8 @@ TEST_CASE("features do not change when a vector space scores on another scale", 
 }
 
 TEST_CASE("feature ranks and quantiles agree with brute force, on any thread count", "[reranker]") {
-  // Enough candidates for several of the table's row blocks (65,536 rows), few groups, many ties: the ranks within a
-  // source's and a target's candidates (ties by candidate order), the margins below the group's best and the run
+  // Enough candidates for several of the table's row blocks (65,536 rows), few groups, many ties: the ranks within
+  // a source's and a target's candidates (ties by candidate order), the margins below the group's best and the run
   // quantiles (ties share their mean rank), counted pair by pair on a sample of rows.
   std::mt19937 generator(11);
   std::uniform_int_distribution<std::uint32_t> source(0, 900), target(0, 2500), level(0, 60);
@@ -380,14 +507,14 @@ TEST_CASE("train_reranker's held-out list is ranked, keeps each source term in o
 
 TEST_CASE("a model's provenance lines are kept, counted in line numbers, and its feature revision checked",
           "[reranker]") {
-  const std::string logistic = "termalign-reranker 1\nb 1 2 3\nbias 0.5\n";
+  const std::string logistic = "termalign-reranker 1\ncsls_q 1 2 3\nbias 0.5\n";
   const Reranker model = parse_reranker("# made by hand\n# feature revision 7\n" + logistic, "(p)");
   CHECK(model.provenance == std::vector<std::string>{"made by hand", "feature revision 7"});
   CHECK(model.feature_revision == 7);
   CHECK(format_reranker(model) == "# made by hand\n# feature revision 7\n" + logistic);
   CHECK(parse_reranker(logistic, "(p)").feature_revision == 0);
   // An error after the provenance names the file's own line.
-  CHECK_THROWS_WITH(parse_reranker("# a\n# b\ntermalign-reranker 1\nb 1 2 3 4\nbias 0\n", "m.txt"),
+  CHECK_THROWS_WITH(parse_reranker("# a\n# b\ntermalign-reranker 1\ncsls_q 1 2 3 4\nbias 0\n", "m.txt"),
                     Catch::Contains("m.txt:4"));
   CHECK_THROWS_WITH(parse_reranker("# a\n# feature revision x\n" + logistic, "m.txt"),
                     Catch::Contains("m.txt:2") && Catch::Contains("feature revision N"));

@@ -1,4 +1,5 @@
-// A learned re-ranker of candidate pairs: features of each candidate and a logistic regression over them.
+// A learned re-ranker of candidate pairs: features of each candidate, and gradient-boosted trees (XGBoost) in two
+// stages over them, or a logistic regression.
 #pragma once
 
 #include <Eigen/Core>
@@ -9,33 +10,9 @@
 
 #include "termalign/config.h"
 #include "termalign/embeddings.h"
+#include "termalign/evidence.h"
 
 namespace termalign {
-
-// What is known of each candidate pair (one entry per candidate in every vector).
-struct CandidateEvidence {
-  std::vector<std::uint32_t> source, target;  // term ids in the two lists
-  std::vector<float> csls, cosine;            // in the mapped space
-  std::vector<float> reverse_rank;            // rank of the source among the target's best sources (0: not there)
-  std::vector<float> orthographic;            // n-gram Dice of the Latin spellings
-  std::vector<float> word_alignment;          // mean best word-to-word cosine, both directions averaged
-  std::vector<std::uint8_t> identical;        // same Latin spelling
-  std::vector<std::uint16_t> source_words, target_words;    // words per term
-  std::vector<std::uint16_t> source_length, target_length;  // bytes per Latin spelling
-  // Compositional evidence (compositional.h), with the full evidence: one-to-one word alignment, share of words
-  // with a translation in the other term, agreement of the edge (head) words, share of words with a seed
-  // translation (forms of a seed word included) in the other term, share of words whose seed translations are
-  // all missing from it.
-  std::vector<float> one_to_one, translated_share, edge_agreement, seed_share, seed_conflict;
-  // Corpus evidence (corpus_evidence.h), only with both corpora: log relative frequency and sentence frequency of
-  // each term in its corpus, their z-scores within their term list, and the context vectors' cosine.
-  std::vector<float> source_log_frequency, target_log_frequency, source_log_sentences, target_log_sentences;
-  std::vector<float> source_frequency_z, target_frequency_z, context_similarity;
-  // Nested terms, with the full evidence (by term id; empty otherwise): the ids of the list's terms that are
-  // another of its terms' words in a row (`barre d'outils` in `barre d'outils standard`).
-  std::vector<std::vector<std::uint32_t>> source_parts, target_parts;
-  std::size_t size() const { return source.size(); }
-};
 
 // The feature columns of a set of candidates: names and values (candidates x features).
 struct FeatureTable {
@@ -56,8 +33,9 @@ struct FeatureTable {
 // model trained on one language pair and vector space applies to others. Computed on `threads` threads (0: all).
 FeatureTable candidate_feature_table(const CandidateEvidence& evidence, int threads = 1);
 
-// The group of a feature name: "base", "compositional", "corpus-frequency" or "corpus-context" (the ablation's
-// units).
+// The group of a feature name: "base", "compositional", "corpus-frequency", "corpus-context" (the ablation's
+// units) or "first-stage" (a second stage's inputs); "" for a name that is no feature. The features, their
+// groups and how each is computed are one table (src/rerank/features.cpp); a model file naming another is refused.
 std::string feature_group(const std::string& name);
 // The first of `names` that needs the corpora (a "corpus-..." group), or null when none does.
 const std::string* first_corpus_feature(const std::vector<std::string>& names);
@@ -81,7 +59,7 @@ struct Reranker {
   std::vector<std::string> features;     // the columns it reads, by name
   Eigen::VectorXd mean, scale, weights;  // logistic
   double bias = 0;
-  std::string booster;  // trees and ranking: the XGBoost model (JSON)
+  std::string booster;                          // trees and ranking: the XGBoost model (JSON)
   std::shared_ptr<const Reranker> first_stage;  // a two-stage model's first stage (itself of one stage)
   // How it was made, as its file says in lines "# ..." at its top (without the "# "): train_reranker writes the
   // termalign version, the recipe, the inputs' fingerprints and the options. Empty for a model of a termalign
@@ -132,7 +110,8 @@ Reranker train_logistic(const Matrix& features, const std::vector<std::string>& 
 // it atomically. load_reranker also reads the logistic models of earlier versions ("termalign-reranker 1").
 // Lines "# ..." before the header are the model's provenance; one of them, "feature revision N", is its
 // feature_revision. load_reranker warns when that is not kFeatureRevision: the model reads features that this
-// build computes otherwise (or cannot tell), and should be trained again.
+// build computes otherwise (or cannot tell), and should be trained again. A feature name that is no feature, or a
+// first stage's column outside a second stage, is an input error naming the file, the line and the name.
 std::string format_reranker(const Reranker& model);
 void save_reranker(const std::string& path, const Reranker& model);
 Reranker load_reranker(const std::string& path);

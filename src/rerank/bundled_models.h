@@ -1,0 +1,22 @@
+// The re-ranker models of models/ built into the library (the assembler's .incbin), so that the default needs no
+// file at run time and an installed binary has them; and the choice of the model a run applies.
+#pragma once
+
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "termalign/reranker.h"
+
+namespace termalign::detail {
+
+// models/reranker-enfr-corpus.txt (with_corpora) or models/reranker-enfr.txt, as built.
+std::string_view bundled_model_text(bool with_corpora);
+
+// The model input.reranker names (not kNoReranker): the bundled one for kDefaultReranker, with corpora when
+// `names` (the run's feature columns) hold the corpus features, else the file.
+Reranker configured_model(const std::string& setting, const std::vector<std::string>& names);
+// What names that model in messages: its file, or the bundled model's.
+std::string configured_origin(const std::string& setting, const std::vector<std::string>& names);
+
+}  // namespace termalign::detail
