@@ -133,13 +133,12 @@ std::function<void()> fit_seed_transforms(const PairList& seed, const std::strin
 void compose_mapped(const std::vector<std::string>& source_terms, const TermComposer& source_composer,
                     const std::vector<std::string>& target_terms, const TermComposer& target_composer,
                     const Mapping& mapping, const std::function<void()>& finish_fit, int threads, ComposedTerms& X,
-                    ComposedTerms& Z) {
-  std::vector<ComposedTerms> composed = detail::compose_lists_alongside(
-      {{source_terms, source_composer}, {target_terms, target_composer}}, threads, finish_fit);
-  transform_rows(composed[0].vectors, mapping.source_transform, threads);
-  transform_rows(composed[1].vectors, mapping.target_transform, threads);
-  X = std::move(composed[0]);
-  Z = std::move(composed[1]);
+                    ComposedTerms& Z, const std::function<void()>& source_composed) {
+  X = std::move(detail::compose_lists_alongside({{source_terms, source_composer}}, threads, finish_fit)[0]);
+  if (source_composed) source_composed();
+  Z = std::move(detail::compose_lists_alongside({{target_terms, target_composer}}, threads, {})[0]);
+  transform_rows(X.vectors, mapping.source_transform, threads);
+  transform_rows(Z.vectors, mapping.target_transform, threads);
 }
 
 ComposedTerms combine_spaces(const ComposedTerms& general, const ComposedTerms& corpus, std::size_t terms,

@@ -160,8 +160,17 @@ class Scheduler {
     }
     const TermComposer source_composer(source_, mapping_.source, source_composition_);
     const TermComposer target_composer(target_, mapping_.target, target_composition_);
+    choose_word_vectors_fate();
+    // The word sets that chose the rows loaded: only corpus vectors, loaded later, need them again.
+    if (config_.input.src_corpus_vectors.empty()) {
+      run_both([&] { source_options_ = {}; }, [&] { target_options_ = {}; }, threads_);
+    }
+    // The mapped vocabularies, written below, need both sides' words after the composition.
+    const bool release_early = config_.output.save_mapped_vectors.empty();
     compose_mapped(result_.source_terms.terms, source_composer, result_.target_terms.terms, target_composer,
-                   mapping_, finish_fit, threads_, X_, Z_);
+                   mapping_, finish_fit, threads_, X_, Z_, [&] {
+                     if (release_early) release_word_vectors(source_, source_spill_, "the source word vectors");
+                   });
     if (fit_ && !config_.output.save_mapping.empty()) save_mapping(config_.output.save_mapping, mapping_);
     if (!config_.output.save_mapped_vectors.empty()) {
       save_mapped_vectors(config_.output.save_mapped_vectors, source_, target_, mapping_, threads_);
@@ -202,31 +211,49 @@ class Scheduler {
     stats_.source_usable = X_.term_ids.size();
     stats_.target_usable = Z_.term_ids.size();
     require_same_terms(X_, Z_, group_);
+    if (!fate_chosen_) choose_word_vectors_fate();  // mapped terms reused: nothing was composed
+    release_word_vectors(source_, source_spill_, "the source word vectors");
+    release_word_vectors(target_, target_spill_, "the target word vectors");
+    if (fate_ == WordVectors::spill && source_spill_.spilled() && target_spill_.spilled()) {
+      logger().info("the word vectors ({}) wait in a temporary file in {} during the scoring (spill_mb {})",
+                    format_bytes(word_bytes_), spill_folder(), config_.scoring.spill_mb);
+    }
+  }
+
+  // What becomes of each side's word vectors once its terms are composed: kept (the vocabulary neighbourhoods
+  // read them during the scoring), spilled to a temporary file until the evidence reads them after the scoring
+  // (when large), or freed (with a .bin model's subword vectors).
+  enum class WordVectors { keep, spill, free };
+  void choose_word_vectors_fate() {
+    fate_chosen_ = true;
+    word_bytes_ = sizeof(float) * static_cast<std::size_t>(source_.vectors.size() + target_.vectors.size());
     keeps_word_vectors_ = full_evidence_ || config_.scoring.neighbourhood != Neighbourhood::terms;
     if (!keeps_word_vectors_) {
-      for (Embeddings* side : {&source_, &target_}) {
-        side->vectors = Matrix();
-        side->subwords.reset();
-      }
+      fate_ = WordVectors::free;
+    } else if (config_.scoring.neighbourhood == Neighbourhood::terms && config_.scoring.spill_mb > 0 &&
+               word_bytes_ > config_.scoring.spill_mb * (std::size_t{1} << 20)) {
+      fate_ = WordVectors::spill;
+    } else {
+      fate_ = WordVectors::keep;
     }
-    // The evidence needs the word vectors only after the scoring, whose lists are then freed: large ones wait on
-    // disk meanwhile (at 130k x 290k terms, 226 MiB of the peak).
-    const std::size_t word_bytes =
-        sizeof(float) * static_cast<std::size_t>(source_.vectors.size() + target_.vectors.size());
-    if (keeps_word_vectors_ && config_.scoring.neighbourhood == Neighbourhood::terms &&
-        config_.scoring.spill_mb > 0 && word_bytes > config_.scoring.spill_mb * (std::size_t{1} << 20)) {
-      // Beside the output; without one (a library or Python call), in the temporary folder ($TMPDIR), not in
-      // whatever the current folder is.
-      std::string folder = std::filesystem::path(config_.output.out).parent_path().string();
-      if (config_.output.out.empty()) {
-        std::error_code error;
-        folder = std::filesystem::temp_directory_path(error).string();
-      }
-      if (folder.empty()) folder = ".";
-      if (source_spill_.spill(source_.vectors, folder, "the source word vectors") &&
-          target_spill_.spill(target_.vectors, folder, "the target word vectors"))
-        logger().info("the word vectors ({}) wait in a temporary file in {} during the scoring (spill_mb {})",
-                      format_bytes(word_bytes), folder, config_.scoring.spill_mb);
+  }
+  // Beside the output; without one (a library or Python call), in the temporary folder ($TMPDIR), not in whatever
+  // the current folder is.
+  std::string spill_folder() const {
+    std::string folder = std::filesystem::path(config_.output.out).parent_path().string();
+    if (config_.output.out.empty()) {
+      std::error_code error;
+      folder = std::filesystem::temp_directory_path(error).string();
+    }
+    return folder.empty() ? "." : folder;
+  }
+  // Applies the fate to one side, once: a side already spilled is left as it is.
+  void release_word_vectors(Embeddings& side, detail::SpilledMatrix& spill, const char* what) {
+    if (fate_ == WordVectors::free) {
+      side.vectors = Matrix();
+      side.subwords.reset();
+    } else if (fate_ == WordVectors::spill && !spill.spilled() && side.vectors.size() > 0) {
+      spill.spill(side.vectors, spill_folder(), what);
     }
   }
 
@@ -344,6 +371,9 @@ class Scheduler {
   Mapping mapping_;
   ComposedTerms X_, Z_;
   bool keeps_word_vectors_ = true;
+  bool fate_chosen_ = false;
+  WordVectors fate_ = WordVectors::keep;
+  std::size_t word_bytes_ = 0;
   TileOptions tiles_;
   CslsSelection scored_;
   OtherCandidates other_;

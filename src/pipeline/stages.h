@@ -46,11 +46,13 @@ std::function<void()> fit_seed_transforms(const PairList& seed, const std::strin
                                           const Embeddings& target, Mapping& mapping, std::size_t& usable);
 
 // Both lists' unit term vectors in the shared space. `finish_fit`, when given, is the rest of the mapping's fit
-// (fit_seed_transforms): one thread runs it while the others compose.
+// (fit_seed_transforms): one thread runs it while the others compose. The source list comes first, then
+// `source_composed` runs (when given), so that the source words can leave memory before the target terms' matrix
+// is allocated.
 void compose_mapped(const std::vector<std::string>& source_terms, const TermComposer& source_composer,
                     const std::vector<std::string>& target_terms, const TermComposer& target_composer,
                     const Mapping& mapping, const std::function<void()>& finish_fit, int threads, ComposedTerms& X,
-                    ComposedTerms& Z);
+                    ComposedTerms& Z, const std::function<void()>& source_composed = {});
 
 // Side by side: (sqrt(1 - w) general row, sqrt(w) corpus row), renormalised, for every term usable in either
 // space. A space that does not know a term leaves a zero block.
