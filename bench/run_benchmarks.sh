@@ -194,8 +194,8 @@ if [[ $LARGE != skip ]]; then
   n2=290000
   [[ $LARGE == subset ]] && n2=29000
   DL=$WORK/data-130k-$n2-shuffled
-  step "d. generating 130000 x $n2 terms (100000 words per language, rows shuffled) in $DL"
-  "$PY" "$ROOT/bench/generate_synthetic.py" --out "$DL" --src-terms 130000 --tgt-terms $n2 --words 100000 \
+  step "d. generating 130000 x $n2 terms (300000 words per language, rows shuffled) in $DL"
+  "$PY" "$ROOT/bench/generate_synthetic.py" --out "$DL" --src-terms 130000 --tgt-terms $n2 --words 300000 \
     --dim 300 --seed 2 --gold-fraction 0.1 --row-order shuffled 2>"$RESULTS/generate-large.log"
   step "d. termalign align 130000 x $n2, 2 threads: the plain method"
   run_align "$DL" align-large 2
