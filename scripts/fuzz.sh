@@ -11,7 +11,7 @@
 #   scripts/fuzz.sh --seed S --runs N         each target for N inputs instead of a time
 #
 # A crash leaves its input in <build>/crashes/ and fails the script; add it to tests/fuzz/corpus/<target>/ and
-# keep a test of the fixed behaviour in tests/test_robustness.cpp.
+# keep a test of the fixed behaviour in tests/test_robustness*.cpp.
 set -euo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 seconds=60

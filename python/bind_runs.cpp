@@ -1,0 +1,126 @@
+// The module's functions over one run: align, explain, evaluate and report.
+#include <pybind11/numpy.h>
+#include <pybind11/pybind11.h>
+#include <pybind11/stl.h>
+
+#include <string>
+#include <vector>
+
+#include "module_support.h"
+#include "termalign/align.h"
+#include "termalign/config.h"
+#include "termalign/error.h"
+#include "termalign/evaluation.h"
+#include "termalign/explain.h"
+#include "termalign/lexicon.h"
+#include "termalign/report.h"
+
+namespace termalign::python {
+
+void bind_runs(py::module_& m) {
+  m.def(
+      "align",
+      [](py::object config, py::kwargs options) {
+        refuse_output_files(options, "align()");
+        const AlignConfig resolved = make_config(config, options);
+        follow_python_level();
+        const std::vector<RankedPair> pairs = without_gil([&] { return align_terms(resolved); });
+        return to_tuples(pairs);
+      },
+      py::arg("config") = py::none(),
+      "Aligns two term lists: the ranked, capped list as (source, target, score) tuples, best first.\n"
+      "config: a TOML configuration file; options: the CLI's flags with underscores (src_vectors=, seed=, top_m=,"
+      " ...), over the file. Writes nothing but a mapping asked for with save_mapping.");
+
+  m.def(
+      "explain",
+      [](py::object config, py::kwargs options) {
+        refuse_output_files(options, "explain()");
+        const AlignConfig resolved = make_config(config, options);
+        follow_python_level();
+        const Explanation explanation = without_gil([&] { return explain_terms(resolved); });
+        py::list rows;
+        std::vector<py::str> columns;
+        for (const std::string& column : explanation.columns) columns.emplace_back(column);
+        for (Eigen::Index r = 0; r < explanation.values.rows(); ++r) {
+          py::dict row;
+          row["rank"] = r + 1;
+          row["source"] = explanation.sources[static_cast<std::size_t>(r)];
+          row["target"] = explanation.targets[static_cast<std::size_t>(r)];
+          for (std::size_t c = 0; c < columns.size(); ++c)
+            row[columns[c]] = static_cast<double>(explanation.values(r, static_cast<Eigen::Index>(c)));
+          rows.append(row);
+        }
+        return rows;
+      },
+      py::arg("config") = py::none(),
+      "The parts of each ranked pair's score, as `termalign align --explain` writes them: one dict per pair of "
+      "align()'s list, best first (rank, source, target, score, csls, cosine, r_T, r_S, orthographic, "
+      "orthographic_bonus; with a re-ranker its reranker_bias and each feature's value `feature:NAME` and "
+      "contribution "
+      "`contribution:NAME`, which with the bias sum to the score). Writes nothing.");
+
+  m.def(
+      "evaluate",
+      [](py::object gold, py::object pred, py::object src_terms, py::object tgt_terms, bool ignore_oov) {
+        const PairList gold_pairs = pair_list(gold, PairFileKind::gold);
+        const PairList predictions = pair_list(pred, PairFileKind::submission);
+        const auto path = [](const py::object& value) { return value.is_none() ? std::string() : fspath(value); };
+        const std::string source_path = path(src_terms), target_path = path(tgt_terms);
+        EvaluationOptions options;
+        options.ignore_oov = ignore_oov;
+        follow_python_level();
+        std::string json;
+        without_gil([&] {
+          validate(options, !source_path.empty(), !target_path.empty());
+          TermList sources, targets;
+          if (!source_path.empty()) sources = read_term_list(source_path);
+          if (!target_path.empty()) targets = read_term_list(target_path);
+          json = format_json(evaluate(gold_pairs, predictions, source_path.empty() ? nullptr : &sources,
+                                      target_path.empty() ? nullptr : &targets, options));
+        });
+        return py::module_::import("json").attr("loads")(json);
+      },
+      py::arg("gold"), py::arg("pred"), py::arg("src_terms") = py::none(), py::arg("tgt_terms") = py::none(),
+      py::arg("ignore_oov") = false,
+      "Scores a ranked list against the gold (files, or lists of (source, target) pairs): the keys of "
+      "`termalign evaluate --json`.");
+
+  m.def(
+      "report",
+      [](py::object pred, py::object gold, py::object src_terms, py::object tgt_terms, py::object explain,
+         py::object data_dir, py::object pair, py::object out, std::size_t max_rows) -> py::object {
+        const auto path = [](const py::object& value) { return value.is_none() ? std::string() : fspath(value); };
+        // One path or a list of them.
+        const auto paths = [&](const py::object& value) {
+          std::vector<std::string> list;
+          if (value.is_none()) return list;
+          if (py::isinstance<py::str>(value) || py::hasattr(value, "__fspath__")) return std::vector{path(value)};
+          for (const py::handle item : value) list.push_back(fspath(item));
+          return list;
+        };
+        ReportOptions options;
+        options.predictions = paths(pred);
+        options.explanations = paths(explain);
+        options.gold = path(gold);
+        options.source_terms = path(src_terms);
+        options.target_terms = path(tgt_terms);
+        options.data_dir = path(data_dir);
+        options.pair = pair.is_none() ? std::string() : pair.cast<std::string>();
+        options.out = path(out);
+        options.max_rows = max_rows;
+        follow_python_level();
+        if (!options.out.empty()) {
+          without_gil([&] { write_report(options); });
+          return py::none();
+        }
+        return py::str(without_gil([&] { return report_page(options); }));
+      },
+      py::arg("pred"), py::arg("gold") = py::none(), py::arg("src_terms") = py::none(),
+      py::arg("tgt_terms") = py::none(), py::arg("explain") = py::none(), py::arg("data_dir") = py::none(),
+      py::arg("pair") = py::none(), py::arg("out") = py::none(), py::arg("max_rows") = ReportOptions().max_rows,
+      "The error-analysis page of `termalign report` for one ranked list or a list of them (files): written to "
+      "`out`, or returned as a str when `out` is None. `explain`: `align --explain` files of the runs.");
+}
+
+}  // namespace termalign::python

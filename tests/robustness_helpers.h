@@ -1,0 +1,188 @@
+// Helpers of the robustness tests (tests/test_robustness*.cpp): a scratch folder, the sample run with any input
+// replaced by a broken copy, and checks of a run the CLI refuses or accepts.
+#pragma once
+
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <catch2/catch.hpp>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <string>
+#include <system_error>
+#include <vector>
+
+namespace fs = std::filesystem;
+
+namespace termalign_tests {
+
+inline const std::string kSample = std::string(TERMALIGN_SOURCE_DIR) + "/data/sample/";
+inline const std::string kModels = std::string(TERMALIGN_SOURCE_DIR) + "/models/sample/";
+inline const std::string kPreviousOutput = "previous\toutput\n";
+
+inline std::string read_bytes(const std::string& path) {
+  std::ifstream stream(path, std::ios::binary);
+  std::ostringstream contents;
+  contents << stream.rdbuf();
+  return contents.str();
+}
+
+inline void write_bytes(const std::string& path, const std::string& bytes) {
+  std::ofstream stream(path, std::ios::binary | std::ios::trunc);
+  stream << bytes;
+  REQUIRE(stream.good());
+}
+
+inline std::vector<std::string> split_lines(const std::string& text) {
+  std::vector<std::string> lines;
+  std::istringstream stream(text);
+  for (std::string line; std::getline(stream, line);) lines.push_back(line);
+  return lines;
+}
+
+inline std::string join_lines(const std::vector<std::string>& lines, const std::string& end = "\n") {
+  std::string text;
+  for (const auto& line : lines) text += line + end;
+  return text;
+}
+
+// A copy of `source` with its 1-based line `line` replaced by `replacement` (which may hold several lines).
+inline std::string with_line(const std::string& source, std::size_t line, const std::string& replacement) {
+  auto lines = split_lines(read_bytes(source));
+  REQUIRE(line >= 1);
+  REQUIRE(line <= lines.size());
+  lines[line - 1] = replacement;
+  return join_lines(lines);
+}
+
+inline std::string shell_quote(const std::string& text) {
+  std::string quoted = "'";
+  for (char c : text) quoted += c == '\'' ? std::string("'\\''") : std::string(1, c);
+  return quoted + "'";
+}
+
+// A fresh folder under the build tree, removed afterwards.
+class Scratch {
+ public:
+  explicit Scratch(const std::string& name)
+      : dir_(fs::path(TERMALIGN_BINARY_DIR) / "robustness" / (name + "." + std::to_string(::getpid()))) {
+    fs::remove_all(dir_);
+    fs::create_directories(dir_);
+  }
+  ~Scratch() {
+    std::error_code ignored;
+    fs::remove_all(dir_, ignored);
+  }
+  std::string file(const std::string& name) const { return (dir_ / name).string(); }
+  bool holds(const std::string& path) const { return path.rfind(dir_.string() + "/", 0) == 0; }
+  std::string write(const std::string& name, const std::string& bytes) const {
+    write_bytes(file(name), bytes);
+    return file(name);
+  }
+  // Files whose name holds ".tmp." (AtomicFile's temporary files).
+  std::vector<std::string> temporary_files() const {
+    std::vector<std::string> found;
+    for (const auto& entry : fs::recursive_directory_iterator(dir_)) {
+      if (entry.path().filename().string().find(".tmp.") != std::string::npos) found.push_back(entry.path());
+    }
+    return found;
+  }
+
+ private:
+  fs::path dir_;
+};
+
+// `termalign align` on the sample; each input can be replaced by a broken copy.
+struct AlignRun {
+  std::string src_vectors = kModels + "en.vec", tgt_vectors = kModels + "fr.vec";
+  std::string seed = kSample + "seed-en-fr.txt";
+  std::string src_terms = kSample + "terms-en.txt", tgt_terms = kSample + "terms-fr.txt";
+  // No refinement: these runs are about the inputs, and the sample's three refinement iterations are most of a
+  // run.
+  std::string out, extra = "--threads 1 --refine-iterations 0";
+
+  std::vector<std::string> arguments() const {
+    std::vector<std::string> arguments = {"align",     "--src-vectors", src_vectors, "--tgt-vectors",
+                                          tgt_vectors, "--src-terms",   src_terms,   "--tgt-terms",
+                                          tgt_terms,   "--out",         out};
+    if (!seed.empty()) arguments.insert(arguments.end(), {"--seed", seed});
+    std::istringstream words(extra);
+    for (std::string word; words >> word;) arguments.push_back(word);
+    return arguments;
+  }
+};
+
+struct Outcome {
+  int exit_code = -1;
+  std::string errors;  // stderr
+};
+
+// Runs the CLI with `arguments` (stdout discarded, stderr captured) under the extra `environment` assignments.
+inline Outcome run_cli(const Scratch& scratch, const std::vector<std::string>& arguments,
+                       const std::string& environment = "") {
+  std::string command = environment + " " + shell_quote(TERMALIGN_CLI);
+  for (const auto& argument : arguments) command += " " + shell_quote(argument);
+  const std::string errors = scratch.file("stderr.txt");
+  command += " > /dev/null 2> " + shell_quote(errors);
+  const int status = std::system(command.c_str());
+  Outcome outcome;
+  outcome.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  outcome.errors = read_bytes(errors);
+  return outcome;
+}
+
+// A run that must fail: with a pre-existing output, checks the exit code, that stderr says each of
+// `sentence_parts` and that the output and the folder are as they were. Returns what the run printed.
+inline Outcome check_rejected(const Scratch& scratch, AlignRun run, int exit_code,
+                              const std::vector<std::string>& sentence_parts,
+                              const std::string& environment = "") {
+  if (run.out.empty()) run.out = scratch.file("out.tsv");
+  // A pre-existing output where one can be created (not in a missing folder, not under /proc).
+  const bool had_output = scratch.holds(run.out) && fs::is_directory(fs::path(run.out).parent_path());
+  if (had_output) write_bytes(run.out, kPreviousOutput);
+  const Outcome outcome = run_cli(scratch, run.arguments(), environment);
+  INFO("stderr: " << outcome.errors);
+  CHECK(outcome.exit_code == exit_code);
+  for (const auto& part : sentence_parts) CHECK_THAT(outcome.errors, Catch::Contains(part));
+  if (had_output) CHECK(read_bytes(run.out) == kPreviousOutput);
+  CHECK_FALSE(fs::exists(run.out + ".config.toml"));
+  CHECK(scratch.temporary_files().empty());
+  return outcome;
+}
+
+// A run stopped before its work began: no vectors were loaded (their loading logs "words kept").
+inline void check_stopped_at_once(const Outcome& outcome) {
+  INFO("stderr: " << outcome.errors);
+  CHECK_THAT(outcome.errors, !Catch::Contains("words kept"));
+}
+
+// A run that must succeed; returns the submission it wrote.
+inline std::string check_accepted(const Scratch& scratch, AlignRun run,
+                                  const std::vector<std::string>& warning_parts,
+                                  const std::string& environment = "") {
+  run.out = scratch.file("out.tsv");
+  write_bytes(run.out, kPreviousOutput);
+  const Outcome outcome = run_cli(scratch, run.arguments(), environment);
+  INFO("stderr: " << outcome.errors);
+  CHECK(outcome.exit_code == 0);
+  for (const auto& part : warning_parts) CHECK_THAT(outcome.errors, Catch::Contains(part));
+  CHECK(scratch.temporary_files().empty());
+  return read_bytes(run.out);
+}
+
+// The submission of the unbroken sample run, computed once.
+inline const std::string& reference_submission() {
+  static const std::string submission = [] {
+    const Scratch scratch("reference");
+    return check_accepted(scratch, AlignRun{}, {});
+  }();
+  return submission;
+}
+
+// An invalid UTF-8 byte, a NUL byte.
+inline const std::string kInvalidUtf8 = "caf\xC3(";
+inline const std::string kNul = std::string("nul") + '\0' + "byte";
+
+}  // namespace termalign_tests
