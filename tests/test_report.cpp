@@ -4,6 +4,7 @@
 
 #include <catch2/catch.hpp>
 #include <filesystem>
+#include <functional>
 #include <fstream>
 #include <map>
 #include <regex>
@@ -20,12 +21,19 @@ using termalign::ReportOptions;
 
 namespace {
 
-const std::string kScratch = TERMALIGN_BINARY_DIR "/test-data/report/";
+// A folder of the running test case's own: ctest runs the cases in parallel, and they write files of one name.
+std::string scratch_folder() {
+  const std::string name = Catch::getResultCapture().getCurrentTestName();
+  const std::string folder =
+      TERMALIGN_BINARY_DIR "/test-data/report/" + std::to_string(std::hash<std::string>{}(name)) + "/";
+  std::filesystem::create_directories(folder);
+  return folder;
+}
 
 std::string scratch_file(const std::string& name, const std::string& text) {
-  std::filesystem::create_directories(kScratch);
-  std::ofstream(kScratch + name, std::ios::binary) << text;
-  return kScratch + name;
+  const std::string path = scratch_folder() + name;
+  std::ofstream(path, std::ios::binary) << text;
+  return path;
 }
 
 using Pairs = std::vector<std::pair<std::string, std::string>>;
@@ -159,7 +167,7 @@ TEST_CASE("the report's scores are evaluate's, cell for cell and in its JSON blo
   CHECK(runs[0].result.ap != runs[1].result.ap);  // two distinct runs: the cells could not match by swapping
 
   // The CLI writes the same page; its JSON block is `evaluate --json --breakdown` of the same files.
-  const std::string out = kScratch + "cli-report.html";
+  const std::string out = scratch_folder() + "cli-report.html";
   const std::string lists = " --src-terms '" + data.sources + "' --tgt-terms '" + data.targets + "'";
   const std::string runs_arguments = " --pred '" + first + "' --pred '" + second + "'";
   const auto report =
