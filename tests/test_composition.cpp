@@ -6,7 +6,7 @@
 #include <unordered_set>
 #include <vector>
 
-#include "detail/compose_alongside.h"
+#include "mapping/compose_alongside.h"
 #include "termalign/composition.h"
 #include "termalign/io.h"
 #include "termalign/lexicon.h"

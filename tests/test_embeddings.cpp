@@ -10,8 +10,8 @@
 #include <random>
 #include <sstream>
 
-#include "../src/detail/float_field.h"
 #include "captured_log.h"
+#include "io/float_field.h"
 #include "shared_data.h"
 #include "termalign/embeddings.h"
 #include "termalign/error.h"

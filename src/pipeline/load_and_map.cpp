@@ -3,7 +3,7 @@
 #include <cmath>
 #include <memory>
 
-#include "detail/compose_alongside.h"
+#include "mapping/compose_alongside.h"
 #include "pipeline/stages.h"
 #include "termalign/error.h"
 #include "termalign/io.h"

@@ -5,7 +5,6 @@
 #include <functional>
 #include <memory>
 
-#include "detail/spilled_matrix.h"
 #include "pipeline/stages.h"
 #include "termalign/error.h"
 #include "termalign/io.h"
@@ -13,6 +12,7 @@
 #include "termalign/parallel.h"
 #include "termalign/resources.h"
 #include "termalign/vector_cache.h"
+#include "util/spilled_matrix.h"
 
 namespace termalign::pipeline {
 

@@ -10,7 +10,6 @@
 #include <set>
 #include <utility>
 
-#include "detail/seeded_shuffle.h"
 #include "termalign/align.h"
 #include "termalign/error.h"
 #include "termalign/evaluation.h"
@@ -19,6 +18,7 @@
 #include "termalign/lexicon.h"
 #include "termalign/logging.h"
 #include "termalign/version.h"
+#include "util/seeded_shuffle.h"
 
 namespace termalign {
 

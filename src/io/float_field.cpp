@@ -1,4 +1,4 @@
-#include "detail/float_field.h"
+#include "io/float_field.h"
 
 #include <charconv>
 #include <cmath>

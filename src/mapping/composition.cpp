@@ -7,13 +7,13 @@
 #include <string_view>
 #include <unordered_set>
 
-#include "detail/compose_alongside.h"
-#include "detail/huge_pages.h"
-#include "detail/spread_sample.h"
+#include "mapping/compose_alongside.h"
 #include "termalign/io.h"
 #include "termalign/logging.h"
 #include "termalign/parallel.h"
 #include "termalign/train_vectors.h"
+#include "util/huge_pages.h"
+#include "util/spread_sample.h"
 
 namespace termalign {
 
@@ -45,7 +45,7 @@ std::vector<std::string> split_compound(const std::string& token) {
   return pieces;
 }
 
-constexpr std::size_t kMinCompoundPart = 4;     // characters of a closed compound's head, and of its modifier
+constexpr std::size_t kMinCompoundPart = 4;  // characters of a closed compound's head, and of its modifier
 // A word with no reading in such parts may have parts of 3 characters (datei|typ, web|seite, zip|code), none of
 // them among the vectors' kFrequentRows first rows: those are function words, which would split words at their
 // prefixes and endings (`aus|wahl`, `ändern|den`).

@@ -15,14 +15,14 @@
 #include <unordered_map>
 #include <utility>
 
-#include "detail/refinement_check.h"
-#include "detail/seeded_shuffle.h"
+#include "mapping/refinement_check.h"
 #include "termalign/error.h"
 #include "termalign/interrupt.h"
 #include "termalign/io.h"
 #include "termalign/logging.h"
 #include "termalign/parallel.h"
 #include "termalign/scoring.h"
+#include "util/seeded_shuffle.h"
 
 namespace termalign {
 

@@ -1,4 +1,4 @@
-#include "detail/fasttext_model_file.h"
+#include "io/fasttext_model_file.h"
 
 #include <cerrno>
 #include <cstring>

@@ -26,7 +26,8 @@ void merge_slots(T* into, const T* other, std::size_t slots, std::size_t capacit
   for (std::size_t slot = 0; slot < slots; ++slot) {
     T* kept = into + slot * capacity;
     std::copy(kept, kept + capacity, both.begin());
-    std::copy(other + slot * capacity, other + (slot + 1) * capacity, both.begin() + static_cast<std::ptrdiff_t>(capacity));
+    std::copy(other + slot * capacity, other + (slot + 1) * capacity,
+              both.begin() + static_cast<std::ptrdiff_t>(capacity));
     std::partial_sort(both.begin(), both.begin() + static_cast<std::ptrdiff_t>(capacity), both.end(), better);
     std::copy(both.begin(), both.begin() + static_cast<std::ptrdiff_t>(capacity), kept);
   }

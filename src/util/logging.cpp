@@ -74,7 +74,10 @@ void set_progress_interval(std::chrono::milliseconds interval) { default_progres
 Progress::Progress(std::string what, std::size_t total) : Progress(std::move(what), total, progress_interval()) {}
 
 Progress::Progress(std::string what, std::size_t total, std::chrono::milliseconds interval)
-    : what_(std::move(what)), total_(total), interval_(interval), start_(std::chrono::steady_clock::now()),
+    : what_(std::move(what)),
+      total_(total),
+      interval_(interval),
+      start_(std::chrono::steady_clock::now()),
       last_(start_) {}
 
 void Progress::advance(std::size_t amount) {

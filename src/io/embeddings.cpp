@@ -15,15 +15,15 @@
 #include <string_view>
 #include <unordered_set>
 
-#include "detail/fasttext_model_file.h"
-#include "detail/float_field.h"
-#include "detail/huge_pages.h"
-#include "detail/mapped_file.h"
+#include "io/fasttext_model_file.h"
+#include "io/float_field.h"
+#include "io/mapped_file.h"
 #include "termalign/error.h"
 #include "termalign/interrupt.h"
 #include "termalign/io.h"
 #include "termalign/logging.h"
 #include "termalign/parallel.h"
+#include "util/huge_pages.h"
 
 namespace termalign {
 

@@ -5,7 +5,7 @@
 #include <exception>
 #include <mutex>
 
-#include "detail/interrupt_scope.h"
+#include "util/interrupt_scope.h"
 
 namespace termalign {
 

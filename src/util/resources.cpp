@@ -19,12 +19,12 @@
 #include <malloc.h>
 #endif
 
-#include "detail/huge_pages.h"
 #include "scoring/topk.h"
 #include "termalign/error.h"
 #include "termalign/lexicon.h"
 #include "termalign/logging.h"
 #include "termalign/parallel.h"
+#include "util/huge_pages.h"
 
 namespace termalign {
 
@@ -90,7 +90,8 @@ ScoringMemory estimate_scoring_memory(const ScoringShape& shape, const AlignConf
   // twice its size, detail::RowPools) and k values per column in each thread and in the merge.
   std::size_t fused = 0;
   if (config.scoring.neighbourhood == Neighbourhood::terms && per_source > 0 && per_target == 0) {
-    const std::size_t requested = config.scoring.candidate_pool > 0 ? config.scoring.candidate_pool : 4 * per_source;
+    const std::size_t requested =
+        config.scoring.candidate_pool > 0 ? config.scoring.candidate_pool : 4 * per_source;
     const std::size_t pool = std::min(n2, std::max(requested, per_source));
     fused = n1 * (detail::RowPools::bytes_per_slot(pool) + std::min(k, n2) * kFloat) +
             (threads + 1) * n2 * std::min(k, n1) * kFloat;

@@ -308,8 +308,10 @@ void add_compositional_evidence(const TermList& source_terms, const TermList& ta
                                 const PairList& seed, int threads, CandidateEvidence& evidence) {
   const SideWords source_side = side_words(source_terms, evidence.source);
   const SideWords target_side = side_words(target_terms, evidence.target);
-  const WordVectors source_vectors = mapped_word_vectors(source_side.words, source, mapping.source_transform, threads);
-  const WordVectors target_vectors = mapped_word_vectors(target_side.words, target, mapping.target_transform, threads);
+  const WordVectors source_vectors =
+      mapped_word_vectors(source_side.words, source, mapping.source_transform, threads);
+  const WordVectors target_vectors =
+      mapped_word_vectors(target_side.words, target, mapping.target_transform, threads);
 
   const std::size_t n = evidence.size();
   evidence.one_to_one.assign(n, 0.0f);

@@ -143,7 +143,7 @@ EvaluationResult evaluate(const PairList& gold, const PairList& predictions, con
   seen.reserve(predictions.pairs.size());
   std::size_t repeated_here = 0, out_of_lists = 0;
   HitRanks hit_ranks;
-  std::vector<std::size_t> hit_gold;  // the gold index of each hit
+  std::vector<std::size_t> hit_gold;        // the gold index of each hit
   std::vector<std::size_t> hit_prediction;  // with details: the place of each hit in predictions.pairs
   std::unordered_map<std::string_view, std::pair<std::size_t, std::size_t>> first_rank;  // source -> rank, place
   for (std::size_t place = 0; place < predictions.pairs.size(); ++place) {

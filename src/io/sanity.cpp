@@ -5,11 +5,11 @@
 #include <algorithm>
 #include <unordered_set>
 
-#include "detail/spread_sample.h"
 #include "termalign/composition.h"
 #include "termalign/error.h"
 #include "termalign/io.h"
 #include "termalign/logging.h"
+#include "util/spread_sample.h"
 
 namespace termalign {
 

@@ -65,9 +65,13 @@ struct HugePageAllocator {
     }
   }
   template <typename U>
-  bool operator==(const HugePageAllocator<U>&) const { return true; }
+  bool operator==(const HugePageAllocator<U>&) const {
+    return true;
+  }
   template <typename U>
-  bool operator!=(const HugePageAllocator<U>&) const { return false; }
+  bool operator!=(const HugePageAllocator<U>&) const {
+    return false;
+  }
 
  private:
   static constexpr std::size_t kHugePage = std::size_t{2} << 20;

@@ -4,8 +4,8 @@
 #include <thread>
 #include <utility>
 
-#include "detail/interrupt_scope.h"
 #include "termalign/error.h"
+#include "util/interrupt_scope.h"
 
 namespace termalign {
 

@@ -1,4 +1,4 @@
-#include "detail/spilled_matrix.h"
+#include "util/spilled_matrix.h"
 
 #include <unistd.h>
 
@@ -64,7 +64,8 @@ void SpilledMatrix::restore(Matrix& matrix) {
     const ssize_t read = ::pread(fd_, data + done, std::min(kChunk, bytes - done), static_cast<off_t>(done));
     if (read <= 0)
       throw Error(ErrorKind::resources, "Reading back the " + what_ + " from their temporary file failed (" +
-                                            (read < 0 ? std::string(std::strerror(errno)) : "file too short") + ").");
+                                            (read < 0 ? std::string(std::strerror(errno)) : "file too short") +
+                                            ").");
     done += static_cast<std::size_t>(read);
   }
   ::close(fd_);
