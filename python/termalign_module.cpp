@@ -18,22 +18,21 @@
 #include <type_traits>
 #include <vector>
 
-#include "termalign/ablation.h"
-#include "termalign/align.h"
+#include "evaluation/ablation.h"
+#include "evaluation/explain.h"
+#include "io/train_vectors.h"
+#include "mapping/mapping.h"
+#include "rerank/reranker.h"
+#include "rerank/training.h"
+#include "scoring/scoring.h"
 #include "termalign/aligner.h"
 #include "termalign/config.h"
 #include "termalign/error.h"
 #include "termalign/evaluation.h"
-#include "termalign/explain.h"
 #include "termalign/interrupt.h"
 #include "termalign/lexicon.h"
 #include "termalign/logging.h"
-#include "termalign/mapping.h"
 #include "termalign/report.h"
-#include "termalign/reranker.h"
-#include "termalign/scoring.h"
-#include "termalign/train_vectors.h"
-#include "termalign/training.h"
 #include "termalign/version.h"
 
 namespace py = pybind11;

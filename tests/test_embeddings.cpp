@@ -12,11 +12,11 @@
 
 #include "captured_log.h"
 #include "io/float_field.h"
+#include "io/io.h"
 #include "shared_data.h"
 #include "termalign/embeddings.h"
 #include "termalign/error.h"
-#include "termalign/io.h"
-#include "termalign/parallel.h"
+#include "util/parallel.h"
 
 namespace {
 

@@ -7,9 +7,9 @@
 #include <random>
 #include <vector>
 
+#include "mapping/mapping.h"
 #include "mapping/refinement_check.h"
 #include "termalign/error.h"
-#include "termalign/mapping.h"
 
 using namespace termalign;
 

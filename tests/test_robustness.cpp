@@ -27,14 +27,14 @@
 #include <unordered_set>
 #include <vector>
 
+#include "io/io.h"
 #include "skip.h"
 #include "termalign/config.h"
 #include "termalign/embeddings.h"
 #include "termalign/error.h"
-#include "termalign/io.h"
 #include "termalign/lexicon.h"
 #include "termalign/logging.h"
-#include "termalign/resources.h"
+#include "util/resources.h"
 
 namespace fs = std::filesystem;
 

@@ -1,4 +1,4 @@
-#include "termalign/ablation.h"
+#include "evaluation/ablation.h"
 
 #include <spdlog/fmt/fmt.h>
 #include <toml++/toml.h>
@@ -16,13 +16,13 @@
 #include <system_error>
 #include <utility>
 
-#include "termalign/align.h"
+#include "io/io.h"
+#include "pipeline/ranking.h"
+#include "termalign/aligner.h"
+#include "termalign/embeddings.h"
 #include "termalign/error.h"
-#include "termalign/io.h"
 #include "termalign/lexicon.h"
 #include "termalign/logging.h"
-#include "termalign/ranking.h"
-#include "termalign/vector_cache.h"
 
 namespace termalign {
 

@@ -1,4 +1,4 @@
-#include "termalign/explain.h"
+#include "evaluation/explain.h"
 
 #include <spdlog/fmt/fmt.h>
 
@@ -6,9 +6,9 @@
 #include <iterator>
 #include <unordered_map>
 
+#include "evidence/orthography.h"
+#include "rerank/reranker.h"
 #include "termalign/error.h"
-#include "termalign/orthography.h"
-#include "termalign/reranker.h"
 
 namespace termalign {
 

@@ -1,4 +1,4 @@
-#include "termalign/compositional.h"
+#include "evidence/compositional.h"
 
 #include <algorithm>
 #include <cmath>
@@ -10,10 +10,10 @@
 #include <utility>
 #include <vector>
 
-#include "termalign/io.h"
+#include "evidence/word_translation.h"
+#include "io/io.h"
 #include "termalign/logging.h"
-#include "termalign/parallel.h"
-#include "termalign/word_translation.h"
+#include "util/parallel.h"
 
 namespace termalign {
 

@@ -1,16 +1,16 @@
-#include "termalign/corpus_evidence.h"
+#include "evidence/corpus_evidence.h"
 
 #include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <numeric>
 
-#include "termalign/compositional.h"
-#include "termalign/io.h"
+#include "evidence/compositional.h"
+#include "evidence/word_translation.h"
+#include "io/io.h"
+#include "io/sanity.h"
 #include "termalign/logging.h"
-#include "termalign/parallel.h"
-#include "termalign/sanity.h"
-#include "termalign/word_translation.h"
+#include "util/parallel.h"
 
 namespace termalign {
 

@@ -1,4 +1,4 @@
-#include "termalign/orthography.h"
+#include "evidence/orthography.h"
 
 #include <unicode/translit.h>
 #include <unicode/unistr.h>
@@ -8,10 +8,10 @@
 #include <memory>
 #include <mutex>
 
+#include "io/io.h"
 #include "termalign/error.h"
-#include "termalign/io.h"
 #include "termalign/logging.h"
-#include "termalign/parallel.h"
+#include "util/parallel.h"
 
 namespace termalign {
 

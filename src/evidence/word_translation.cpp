@@ -1,10 +1,10 @@
-#include "termalign/word_translation.h"
+#include "evidence/word_translation.h"
 
 #include <algorithm>
 #include <numeric>
 
-#include "termalign/io.h"
-#include "termalign/parallel.h"
+#include "io/io.h"
+#include "util/parallel.h"
 
 namespace termalign {
 

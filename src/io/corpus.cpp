@@ -1,4 +1,4 @@
-#include "termalign/corpus.h"
+#include "io/corpus.h"
 
 #include <unicode/uchar.h>
 #include <unicode/utf8.h>
@@ -12,11 +12,11 @@
 #include <filesystem>
 #include <fstream>
 
+#include "io/io.h"
+#include "io/train_vectors.h"
 #include "termalign/error.h"
-#include "termalign/io.h"
 #include "termalign/logging.h"
-#include "termalign/parallel.h"
-#include "termalign/train_vectors.h"
+#include "util/parallel.h"
 
 namespace termalign {
 

@@ -17,13 +17,13 @@
 
 #include "io/fasttext_model_file.h"
 #include "io/float_field.h"
+#include "io/io.h"
 #include "io/mapped_file.h"
 #include "termalign/error.h"
 #include "termalign/interrupt.h"
-#include "termalign/io.h"
 #include "termalign/logging.h"
-#include "termalign/parallel.h"
 #include "util/huge_pages.h"
+#include "util/parallel.h"
 
 namespace termalign {
 

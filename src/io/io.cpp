@@ -1,4 +1,4 @@
-#include "termalign/io.h"
+#include "io/io.h"
 
 #include <fcntl.h>
 #include <spdlog/fmt/fmt.h>
@@ -15,10 +15,10 @@
 #include <cstring>
 #include <vector>
 
-#include "termalign/distributed.h"
 #include "termalign/error.h"
 #include "termalign/interrupt.h"
-#include "termalign/resources.h"
+#include "util/distributed.h"
+#include "util/resources.h"
 
 namespace termalign {
 

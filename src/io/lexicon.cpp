@@ -7,8 +7,8 @@
 #include <string_view>
 #include <unordered_set>
 
+#include "io/io.h"
 #include "termalign/error.h"
-#include "termalign/io.h"
 #include "termalign/logging.h"
 
 namespace termalign {

@@ -1,13 +1,13 @@
-#include "termalign/sanity.h"
+#include "io/sanity.h"
 
 #include <spdlog/fmt/fmt.h>
 
 #include <algorithm>
 #include <unordered_set>
 
-#include "termalign/composition.h"
+#include "io/io.h"
+#include "mapping/composition.h"
 #include "termalign/error.h"
-#include "termalign/io.h"
 #include "termalign/logging.h"
 #include "util/spread_sample.h"
 

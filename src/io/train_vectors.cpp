@@ -1,4 +1,4 @@
-#include "termalign/train_vectors.h"
+#include "io/train_vectors.h"
 
 #include <fasttext/fasttext.h>
 #include <sys/stat.h>
@@ -19,10 +19,10 @@
 #include <mutex>
 #include <stdexcept>
 
-#include "termalign/corpus.h"
+#include "io/corpus.h"
+#include "io/io.h"
 #include "termalign/error.h"
 #include "termalign/interrupt.h"
-#include "termalign/io.h"
 #include "termalign/lexicon.h"
 #include "termalign/logging.h"
 

@@ -1,8 +1,7 @@
-#include "termalign/vector_cache.h"
-
 #include <algorithm>
 
-#include "termalign/io.h"
+#include "io/io.h"
+#include "termalign/embeddings.h"
 #include "termalign/logging.h"
 
 namespace termalign {

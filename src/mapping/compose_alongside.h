@@ -5,7 +5,7 @@
 #include <functional>
 #include <vector>
 
-#include "termalign/composition.h"
+#include "mapping/composition.h"
 
 namespace termalign::detail {
 

@@ -1,4 +1,4 @@
-#include "termalign/composition.h"
+#include "mapping/composition.h"
 
 #include <algorithm>
 #include <cmath>
@@ -7,12 +7,12 @@
 #include <string_view>
 #include <unordered_set>
 
+#include "io/io.h"
+#include "io/train_vectors.h"
 #include "mapping/compose_alongside.h"
-#include "termalign/io.h"
 #include "termalign/logging.h"
-#include "termalign/parallel.h"
-#include "termalign/train_vectors.h"
 #include "util/huge_pages.h"
+#include "util/parallel.h"
 #include "util/spread_sample.h"
 
 namespace termalign {

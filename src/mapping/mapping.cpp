@@ -1,4 +1,4 @@
-#include "termalign/mapping.h"
+#include "mapping/mapping.h"
 
 #include <Eigen/Eigenvalues>
 #include <Eigen/SVD>
@@ -15,13 +15,13 @@
 #include <unordered_map>
 #include <utility>
 
+#include "io/io.h"
 #include "mapping/refinement_check.h"
+#include "scoring/scoring.h"
 #include "termalign/error.h"
 #include "termalign/interrupt.h"
-#include "termalign/io.h"
 #include "termalign/logging.h"
-#include "termalign/parallel.h"
-#include "termalign/scoring.h"
+#include "util/parallel.h"
 #include "util/seeded_shuffle.h"
 
 namespace termalign {

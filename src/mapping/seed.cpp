@@ -1,4 +1,4 @@
-#include "termalign/seed.h"
+#include "mapping/seed.h"
 
 #include "termalign/config.h"
 #include "termalign/logging.h"

@@ -16,9 +16,9 @@
 #include <utility>
 #include <vector>
 
+#include "scoring/scoring.h"
 #include "termalign/error.h"
-#include "termalign/parallel.h"
-#include "termalign/scoring.h"
+#include "util/parallel.h"
 
 namespace termalign {
 namespace {

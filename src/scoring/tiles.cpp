@@ -10,8 +10,8 @@
 #include "scoring/topk.h"
 #include "termalign/error.h"
 #include "termalign/logging.h"
-#include "termalign/parallel.h"
 #include "util/huge_pages.h"
+#include "util/parallel.h"
 
 namespace termalign::detail {
 namespace {

@@ -11,10 +11,10 @@
 #include <utility>
 #include <vector>
 
+#include "scoring/scoring.h"
 #include "termalign/error.h"
-#include "termalign/parallel.h"
-#include "termalign/scoring.h"
 #include "util/huge_pages.h"
+#include "util/parallel.h"
 
 namespace termalign::detail {
 

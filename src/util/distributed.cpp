@@ -1,4 +1,4 @@
-#include "termalign/distributed.h"
+#include "util/distributed.h"
 
 #include <algorithm>
 #include <cstring>

@@ -1,4 +1,4 @@
-#include "termalign/parallel.h"
+#include "util/parallel.h"
 
 #include <omp.h>
 

@@ -1,4 +1,4 @@
-#include "termalign/resources.h"
+#include "util/resources.h"
 
 #include <unistd.h>
 
@@ -23,8 +23,8 @@
 #include "termalign/error.h"
 #include "termalign/lexicon.h"
 #include "termalign/logging.h"
-#include "termalign/parallel.h"
 #include "util/huge_pages.h"
+#include "util/parallel.h"
 
 namespace termalign {
 

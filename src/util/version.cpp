@@ -5,7 +5,7 @@
 #include <string_view>
 
 #include "rerank/bundled_models.h"
-#include "termalign/distributed.h"
+#include "util/distributed.h"
 
 namespace termalign {
 

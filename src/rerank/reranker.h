@@ -10,7 +10,7 @@
 
 #include "termalign/config.h"
 #include "termalign/embeddings.h"
-#include "termalign/evidence.h"
+#include "termalign/types.h"
 
 namespace termalign {
 

@@ -51,13 +51,13 @@ struct AblationGrid {
 AblationGrid read_grid(const std::string& path, const std::string& base_config = "");
 
 struct AblationRun {
-  std::size_t number = 0;           // 1-based, in the order of the cartesian product
-  std::string gold;                 // [dataset] gold, else its data_dir's
-  std::vector<std::string> labels;  // the value of each axis, as shown in the tables
+  std::size_t number = 0;             // 1-based, in the order of the cartesian product
+  std::string gold;                   // [dataset] gold, else its data_dir's
+  std::vector<std::string> labels;    // the value of each axis, as shown in the tables
   std::vector<GridSetting> settings;  // each varied option's value, in the order of the axes
-  AlignConfig config;               // resolved
-  EvaluationResult evaluation;      // with the breakdown
-  double seconds = 0;               // wall time of the alignment and its evaluation
+  AlignConfig config;                 // resolved
+  EvaluationResult evaluation;        // with the breakdown
+  double seconds = 0;                 // wall time of the alignment and its evaluation
 };
 
 struct AblationOptions {

@@ -4,10 +4,10 @@
 
 #include <string_view>
 
-#include "termalign/composition.h"
+#include "mapping/composition.h"
+#include "mapping/mapping.h"
+#include "rerank/reranker.h"
 #include "termalign/lexicon.h"
-#include "termalign/mapping.h"
-#include "termalign/reranker.h"
 
 namespace termalign {
 

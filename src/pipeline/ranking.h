@@ -5,20 +5,9 @@
 #include <string>
 #include <vector>
 
-#include "termalign/scoring.h"
+#include "termalign/types.h"
 
 namespace termalign {
-
-struct RankedPair {
-  std::string source, target;
-  float score = 0;
-};
-
-// A pair of the final list by its terms' places in their lists (no strings copied), and its score.
-struct RankedIndex {
-  std::uint32_t source = 0, target = 0;
-  float score = 0;
-};
 
 // Submission: exactly two TAB-separated columns, LF line ends; with `with_scores` a third column holds the score
 // (not for submission). Blocks of lines are formatted on `threads` threads (0: OpenMP's default), each straight

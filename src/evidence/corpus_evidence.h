@@ -5,12 +5,12 @@
 
 #include <string>
 
-#include "termalign/composition.h"
+#include "io/corpus.h"
+#include "mapping/composition.h"
+#include "mapping/mapping.h"
+#include "rerank/reranker.h"
 #include "termalign/config.h"
-#include "termalign/corpus.h"
 #include "termalign/lexicon.h"
-#include "termalign/mapping.h"
-#include "termalign/reranker.h"
 
 namespace termalign {
 

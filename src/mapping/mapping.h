@@ -1,30 +1,16 @@
 // Normalisation and the orthogonal Procrustes map: fit, apply, save, load.
 #pragma once
 
+#include <Eigen/Core>
 #include <string>
 #include <utility>
 #include <vector>
 
-#include <Eigen/Core>
-
 #include "termalign/config.h"
 #include "termalign/embeddings.h"
+#include "termalign/types.h"
 
 namespace termalign {
-
-// A fitted normalisation: the same steps can be applied later to vectors outside the matrix it was fitted on
-// (subword vectors of out-of-vocabulary words).
-struct Normalizer {
-  Normalization kind = Normalization::none;
-  RowVector mean;  // the centring vector (empty unless kind centres)
-
-  // Fits on `vectors` (n x d) and normalises them in place, blocks of rows on `threads` threads (0: OpenMP's
-  // default; the result does not depend on it).
-  void fit_apply(Matrix& vectors, int threads = 0);
-  // Applies the fitted steps to one vector (or a matrix row), or to every row of a matrix.
-  void apply(Eigen::Ref<RowVector> vector) const;
-  void apply_rows(Matrix& vectors, int threads = 0) const;
-};
 
 // Scales each row to unit length (zero rows stay zero), blocks of rows on `threads` threads (0: OpenMP's default).
 void normalize_rows(Matrix& vectors, int threads = 0);
@@ -34,14 +20,6 @@ void normalize_rows(Matrix& vectors, int threads = 0);
 // slow to fault in: 80 ms for 24 MB on the 2-core benchmark machine); the identity is skipped (x I = x exactly).
 // The result does not depend on the thread count.
 void transform_rows(Matrix& rows, const Matrix& transform, int threads = 0);
-
-struct Mapping {
-  // Both sides are mapped into a shared space of dimension d' (d' = d unless the dimensions are reduced): a
-  // normalised source vector x (1 x d) becomes x source_transform, a target vector z becomes z target_transform.
-  // Orthogonal Procrustes: source_transform = W, target_transform = I.
-  Matrix source_transform, target_transform;  // d x d'
-  Normalizer source, target;
-};
 
 // Fits the mapping that `options` describe (orthogonal Procrustes, the multi-step framework, self-learning
 // refinement). Xs, Zt: n x d normalised seed-pair vectors, row i of each is a pair. source_vocabulary,

@@ -4,9 +4,9 @@
 #include <string>
 #include <vector>
 
-#include "termalign/align.h"
+#include "pipeline/ranking.h"
+#include "termalign/aligner.h"
 #include "termalign/config.h"
-#include "termalign/ranking.h"
 
 namespace termalign {
 

@@ -4,7 +4,6 @@
 #pragma once
 
 #include <Eigen/Core>
-
 #include <cstddef>
 #include <cstdint>
 #include <string>
@@ -12,6 +11,7 @@
 
 #include "termalign/config.h"
 #include "termalign/embeddings.h"
+#include "termalign/types.h"
 
 namespace termalign {
 
@@ -39,14 +39,15 @@ void set_tile_kernel(TileKernelChoice choice);
 // too. The CLI calls it at start; the library never does.
 void use_single_threaded_blas();
 
+// The defaults are those of the run's options (ScoringOptions), defined there once.
 struct TileOptions {
-  std::size_t rows = 512;   // rows of X per tile
-  std::size_t cols = 2048;  // rows of Z per tile
-  int threads = 0;          // 0 = all; the results never depend on it
+  std::size_t rows = ScoringOptions{}.tile_rows;  // rows of X per tile
+  std::size_t cols = ScoringOptions{}.tile_cols;  // rows of Z per tile
+  int threads = ScoringOptions{}.threads;         // 0 = all; the results never depend on it
   // bf16: the tiles are bf16 products (oneDNN) screened with a proven error bound, and every value that decides a
   // result is rescored in fp32, so the results are those of fp32 bit for bit; automatic: bf16 where the CPU has
   // bf16 instructions (cpu_has_bf16), else fp32.
-  Precision precision = Precision::fp32;
+  Precision precision = ScoringOptions{}.precision;
 };
 
 // Whether this CPU multiplies bf16 natively (AVX512_BF16 or AMX-BF16, with the operating system's support).
@@ -56,15 +57,6 @@ bool cpu_has_bf16();
 Precision resolve_precision(Precision requested);
 // For --version and the log: "bf16 (oneDNN 2.6.3, the CPU has AVX512_BF16)", "fp32 (the CPU has no bf16)", ...
 std::string describe_precision(Precision requested);
-
-// Mean cosine of each row to its k nearest rows on the other side (k is clipped to the other side's size).
-struct NeighbourhoodMeans {
-  Eigen::VectorXf source;  // n1: r_T(x_i), mean of the k largest x_i . z_j over j
-  Eigen::VectorXf target;  // n2: r_S(z_j), mean of the k largest x_i . z_j over i
-};
-
-class ProcessGroup;                   // termalign/distributed.h
-const ProcessGroup& single_process();  // this process alone
 
 // X: n1 x d, Z: n2 x d (row-major, unit rows). One pass over all tiles gives both directions. In a group of
 // processes each scores its share of X's rows (row_share) and all get the same means as one process would.
@@ -76,19 +68,8 @@ NeighbourhoodMeans neighbourhood_means(const Matrix& X, const Matrix& Z, int k, 
 Eigen::VectorXf knn_mean_similarity(const Matrix& Q, const Matrix& D, int k, const TileOptions& tiles,
                                     const ProcessGroup& group = single_process());
 
-struct Candidate {
-  float score = 0;            // CSLS
-  float cosine = 0;           // x_i . z_j
-  std::uint32_t source = 0;   // row of X
-  std::uint32_t target = 0;   // row of Z
-};
-
-// Strict total order: score descending, then source index, then target index ascending.
-inline bool ranks_before(const Candidate& a, const Candidate& b) {
-  if (a.score != b.score) return a.score > b.score;
-  if (a.source != b.source) return a.source < b.source;
-  return a.target < b.target;
-}
+// The one check of the CSLS neighbourhood size: a usage error unless k >= 1.
+void check_neighbourhood_k(int k);
 
 struct SelectionOptions {
   std::size_t top_m = 10;    // per source row, its m best targets (0 = unlimited)
@@ -103,27 +84,17 @@ std::vector<Candidate> select_csls_candidates(const Matrix& X, const Matrix& Z, 
                                               const SelectionOptions& selection, const TileOptions& tiles,
                                               const ProcessGroup& group = single_process());
 
-struct CslsSelection {
-  NeighbourhoodMeans means;
-  std::vector<Candidate> candidates;  // as select_csls_candidates returns them
-  std::size_t rescored_rows = 0;      // rows whose pool could not be shown to hold their top_m (see below)
-  // With `reverse_m` > 0 and the fused pass: each target's best reverse_m sources by CSLS among the 2 reverse_m
-  // that the pass kept by an estimate of CSLS (see csls_select), grouped by target in ascending order, each group
-  // best first; on rank 0 of a group only.
-  std::vector<Candidate> reverse;
-  bool has_reverse = false;  // whether `reverse` was filled (the fused pass ran with reverse_m > 0)
-};
-
 // neighbourhood_means then select_csls_candidates, fused into one pass over the similarities when the selection
-// allows it (top_m > 0 and mutual_m = 0): each source row keeps its `pool` largest similarities with their targets,
-// which give its own neighbourhood mean and, once the target means are known, its top_m by CSLS. A row whose pool
-// cannot be shown to hold its true top_m is rescored exactly: an unseen target j has x.z_j <= the pool's smallest
-// similarity s_min, so CSLS(x, z_j) <= 2 s_min - r_T(x) - min r_S, and the pool suffices when its m-th best CSLS is
-// above that. The result is identical to the two passes', for any pool size (pool = 0: 4 top_m, at least k); with
-// other selections the two passes run. `reverse_m` > 0 also keeps, in the same pass, each target's 2 reverse_m
-// sources by the key 2 x_i.z - e_i, e_i an estimate of r_T(x_i) from every 16th target (so CSLS but for e_i's
-// error and the target's constant), and returns their reverse_m best by exact CSLS (CslsSelection::reverse): the
-// target side's candidates without a second pass, close to the second pass's lists, not always identical.
+// allows it (top_m > 0 and mutual_m = 0): each source row keeps its `pool` largest similarities with their
+// targets, which give its own neighbourhood mean and, once the target means are known, its top_m by CSLS. A row
+// whose pool cannot be shown to hold its true top_m is rescored exactly: an unseen target j has x.z_j <= the
+// pool's smallest similarity s_min, so CSLS(x, z_j) <= 2 s_min - r_T(x) - min r_S, and the pool suffices when its
+// m-th best CSLS is above that. The result is identical to the two passes', for any pool size (pool = 0: 4 top_m,
+// at least k); with other selections the two passes run. `reverse_m` > 0 also keeps, in the same pass, each
+// target's 2 reverse_m sources by the key 2 x_i.z - e_i, e_i an estimate of r_T(x_i) from every 16th target (so
+// CSLS but for e_i's error and the target's constant), and returns their reverse_m best by exact CSLS
+// (CslsSelection::reverse): the target side's candidates without a second pass, close to the second pass's lists,
+// not always identical.
 CslsSelection csls_select(const Matrix& X, const Matrix& Z, int k, const SelectionOptions& selection,
                           const TileOptions& tiles, std::size_t pool = 0,
                           const ProcessGroup& group = single_process(), std::size_t reverse_m = 0);

@@ -6,9 +6,9 @@
 #include <string>
 #include <vector>
 
-#include "termalign/boosted_trees.h"
+#include "rerank/boosted_trees.h"
+#include "rerank/reranker.h"
 #include "termalign/config.h"
-#include "termalign/reranker.h"
 
 namespace termalign {
 
@@ -46,10 +46,10 @@ struct HeldOutScore {
 struct RerankerTrainingResult {
   Reranker model;  // trained on every candidate
   std::size_t candidates = 0, positives = 0;
-  std::size_t gold_pairs = 0;     // gold pairs of listed terms
-  double candidate_recall = 0;    // share of the gold pairs among the candidates (the AP's ceiling)
-  double csls_ap = 0;             // AP of the same candidates ranked by CSLS alone
-  double unsupervised_ap = 0;     // ranked by CSLS plus the orthographic bonus (align --reranker none)
+  std::size_t gold_pairs = 0;   // gold pairs of listed terms
+  double candidate_recall = 0;  // share of the gold pairs among the candidates (the AP's ceiling)
+  double csls_ap = 0;           // AP of the same candidates ranked by CSLS alone
+  double unsupervised_ap = 0;   // ranked by CSLS plus the orthographic bonus (align --reranker none)
   // Cross-validated AP of each learner tried (learner, AP), and of the chosen one.
   std::vector<std::pair<std::string, double>> learners;
   double cross_validated_ap = 0;  // AP when each source term is scored by a model that never saw it

@@ -9,7 +9,7 @@
 #include <unordered_map>
 #include <vector>
 
-#include "termalign/composition.h"
+#include "mapping/composition.h"
 #include "termalign/embeddings.h"
 #include "termalign/lexicon.h"
 

@@ -8,9 +8,10 @@
 #include <unordered_set>
 #include <vector>
 
+#include "mapping/mapping.h"
 #include "termalign/config.h"
 #include "termalign/embeddings.h"
-#include "termalign/mapping.h"
+#include "termalign/types.h"
 
 namespace termalign {
 
@@ -61,12 +62,6 @@ class TermComposer {
   const Embeddings& embeddings_;
   const Normalizer& normalizer_;
   CompositionOptions options_;
-};
-
-struct ComposedTerms {
-  Matrix vectors;                       // usable terms x d, unit rows
-  std::vector<std::uint32_t> term_ids;  // row -> index in the input list
-  std::vector<std::uint32_t> unusable;  // indices with no usable token
 };
 
 ComposedTerms compose_terms(const std::vector<std::string>& terms, const TermComposer& composer, int threads = 0);

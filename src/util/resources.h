@@ -6,9 +6,9 @@
 #include <optional>
 #include <string>
 
+#include "scoring/scoring.h"
 #include "termalign/config.h"
 #include "termalign/embeddings.h"
-#include "termalign/scoring.h"
 
 namespace termalign {
 

@@ -25,7 +25,8 @@ double ngram_similarity(const NgramProfile& a, const NgramProfile& b);
 double orthographic_similarity(const std::string& a, const std::string& b, bool transliterate = true);
 
 // Profiles of a whole list (parallel).
-std::vector<NgramProfile> ngram_profiles(const std::vector<std::string>& terms, bool transliterate, int threads = 0);
+std::vector<NgramProfile> ngram_profiles(const std::vector<std::string>& terms, bool transliterate,
+                                         int threads = 0);
 
 struct OrthographicMatch {
   std::uint32_t source = 0, target = 0;
