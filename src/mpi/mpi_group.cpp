@@ -11,6 +11,7 @@
 #include <string>
 
 #include "termalign/error.h"
+#include "util/distributed.h"
 
 namespace termalign {
 namespace {
