@@ -17,7 +17,7 @@
 #include <string>
 #include <vector>
 
-#include "termalign/corpus.h"
+#include "io/corpus.h"
 #include "termalign/logging.h"
 
 namespace {

@@ -17,8 +17,8 @@
 #include <vector>
 
 #include "scoring/bf16_product.h"
-#include "termalign/parallel.h"
-#include "termalign/scoring.h"
+#include "scoring/scoring.h"
+#include "util/parallel.h"
 
 // Bit-for-bit equality of candidates (the bf16 results are compared with the fp32 ones); found by argument lookup.
 namespace termalign {
@@ -182,8 +182,8 @@ void BM_CslsOnePass(benchmark::State& state) {
   std::vector<termalign::Candidate> selected;
   std::size_t rescored = 0;
   for (auto _ : state) {
-    termalign::CslsSelection result = termalign::csls_select(X, Z, 10, selection, tiles, 0,
-                                                             termalign::single_process(), 10);
+    termalign::CslsSelection result =
+        termalign::csls_select(X, Z, 10, selection, tiles, 0, termalign::single_process(), 10);
     rescored = result.rescored_rows;
     selected = std::move(result.candidates);
     selected.insert(selected.end(), result.reverse.begin(), result.reverse.end());

@@ -13,8 +13,8 @@
 #include "termalign/aligner.h"
 #include "termalign/embeddings.h"
 #include "termalign/lexicon.h"
-#include "termalign/mapping.h"
-#include "termalign/scoring.h"
+#include "mapping/mapping.h"
+#include "scoring/scoring.h"
 
 namespace termalign::python {
 

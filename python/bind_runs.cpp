@@ -7,11 +7,11 @@
 #include <vector>
 
 #include "module_support.h"
-#include "termalign/align.h"
+#include "termalign/aligner.h"
 #include "termalign/config.h"
 #include "termalign/error.h"
 #include "termalign/evaluation.h"
-#include "termalign/explain.h"
+#include "evaluation/explain.h"
 #include "termalign/lexicon.h"
 #include "termalign/report.h"
 

@@ -8,13 +8,13 @@
 #include <vector>
 
 #include "module_support.h"
-#include "termalign/ablation.h"
+#include "evaluation/ablation.h"
 #include "termalign/config.h"
 #include "termalign/error.h"
 #include "termalign/evaluation.h"
-#include "termalign/reranker.h"
-#include "termalign/train_vectors.h"
-#include "termalign/training.h"
+#include "rerank/reranker.h"
+#include "io/train_vectors.h"
+#include "rerank/training.h"
 
 namespace termalign::python {
 

@@ -13,7 +13,7 @@
 #include "termalign/config.h"
 #include "termalign/error.h"
 #include "termalign/lexicon.h"
-#include "termalign/mapping.h"
+#include "mapping/mapping.h"
 
 namespace termalign::python {
 

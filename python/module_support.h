@@ -18,9 +18,9 @@
 #include "termalign/error.h"
 #include "termalign/interrupt.h"
 #include "termalign/lexicon.h"
-#include "termalign/mapping.h"
-#include "termalign/ranking.h"
-#include "termalign/scoring.h"
+#include "mapping/mapping.h"
+#include "pipeline/ranking.h"
+#include "scoring/scoring.h"
 
 namespace py = pybind11;
 

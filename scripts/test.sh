@@ -6,7 +6,7 @@ build=${TERMALIGN_BUILD_DIR:-$root/build}
 "$root/scripts/bootstrap.sh" "$build"
 cd "$build"
 ctest --output-on-failure -j "$(nproc)"
-# The similarity tiles have two kernels (include/termalign/scoring.h, similarity_product): OpenBLAS's where its
+# The similarity tiles have two kernels (src/scoring/scoring.h, similarity_product): OpenBLAS's where its
 # kernel on this machine rounds alike in every position of a product, else Eigen's. The suite above ran with the
 # one this environment selects (`termalign --version` names it); the scoring, bf16 and alignment tests run again
 # with each kernel forced. OpenBLAS's AVX-512 kernels need OPENBLAS_CORETYPE unset; its run is skipped where the build

@@ -4,7 +4,7 @@
 #include <catch2/catch.hpp>
 #include <cstdlib>
 
-#include "termalign/scoring.h"
+#include "scoring/scoring.h"
 
 int main(int argc, char** argv) {
   termalign::use_single_threaded_blas();

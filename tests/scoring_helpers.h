@@ -2,14 +2,13 @@
 // results.
 #pragma once
 
-#include <catch2/catch.hpp>
-
 #include <algorithm>
+#include <catch2/catch.hpp>
 #include <random>
 #include <vector>
 
+#include "scoring/scoring.h"
 #include "termalign/embeddings.h"
-#include "termalign/scoring.h"
 
 namespace termalign::testing {
 

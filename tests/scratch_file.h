@@ -6,7 +6,7 @@
 #include <functional>
 #include <string>
 
-#include "termalign/io.h"
+#include "io/io.h"
 
 namespace termalign_tests {
 

@@ -10,13 +10,13 @@
 #include <vector>
 
 #include "captured_log.h"
+#include "evaluation/ablation.h"
+#include "io/io.h"
 #include "skip.h"
-#include "termalign/ablation.h"
-#include "termalign/align.h"
+#include "termalign/aligner.h"
 #include "termalign/config.h"
 #include "termalign/error.h"
 #include "termalign/evaluation.h"
-#include "termalign/io.h"
 #include "termalign/lexicon.h"
 
 namespace fs = std::filesystem;

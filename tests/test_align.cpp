@@ -11,12 +11,14 @@
 #include <vector>
 
 #include "captured_log.h"
+#include "io/io.h"
+#include "pipeline/ranking.h"
+#include "rerank/reranker.h"
+#include "scoring/scoring.h"
 #include "shared_data.h"
-#include "termalign/align.h"
+#include "termalign/aligner.h"
 #include "termalign/evaluation.h"
-#include "termalign/io.h"
 #include "termalign/lexicon.h"
-#include "termalign/scoring.h"
 
 using namespace termalign;
 
@@ -285,7 +287,7 @@ TEST_CASE("The resolved configuration alone reproduces the run; a saved mapping 
 
   AlignConfig mapped = config;
   mapped.output.save_mapping.clear();
-  mapped.output.mapping = kOutputs + "/first.mapping";
+  mapped.input.saved_mapping = kOutputs + "/first.mapping";
   mapped.output.out = kOutputs + "/third.tsv";
   run_align(mapped);  // the seed lexicon stays: the default re-ranker's evidence reads its translations
   CHECK(read_file(mapped.output.out) == first);
@@ -385,7 +387,8 @@ TEST_CASE("Corpus vectors are combined with the general ones by their weight", "
     return path;
   };
   AlignConfig general = sample_config("vec", "corpus-general.tsv");
-  general.mapping.refine_iterations = 0;  // the weighting is under test, not the refinement: three runs, kept short
+  general.mapping.refine_iterations =
+      0;  // the weighting is under test, not the refinement: three runs, kept short
   // Nor the re-ranker, whose spelling and seed evidence rank without any vectors.
   general.input.reranker = kNoReranker;
   run_align(general);

@@ -6,10 +6,11 @@
 #include <vector>
 
 #include "captured_log.h"
+#include "evaluation/explain.h"
+#include "evidence/orthography.h"
+#include "rerank/reranker.h"
 #include "termalign/aligner.h"
-#include "termalign/explain.h"
 #include "termalign/lexicon.h"
-#include "termalign/orthography.h"
 
 using namespace termalign;
 

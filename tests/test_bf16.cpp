@@ -12,11 +12,11 @@
 #include <vector>
 
 #include "scoring/bf16_product.h"
+#include "scoring/scoring.h"
 #include "scoring_helpers.h"
 #include "skip.h"
 #include "termalign/config.h"
 #include "termalign/error.h"
-#include "termalign/scoring.h"
 
 using termalign::Candidate;
 using termalign::Matrix;

@@ -6,11 +6,11 @@
 #include <unordered_set>
 #include <vector>
 
-#include "detail/compose_alongside.h"
-#include "termalign/composition.h"
-#include "termalign/io.h"
+#include "io/io.h"
+#include "io/sanity.h"
+#include "mapping/compose_alongside.h"
+#include "mapping/composition.h"
 #include "termalign/lexicon.h"
-#include "termalign/sanity.h"
 
 using namespace termalign;
 
@@ -34,7 +34,8 @@ RowVector unit_sum(std::initializer_list<int> axes) {
 // A composer keeps references to its vectors and normaliser: temporaries would dangle, so they do not compile.
 static_assert(!std::is_constructible_v<TermComposer, Embeddings&&, const Normalizer&, const CompositionOptions&>);
 static_assert(!std::is_constructible_v<TermComposer, const Embeddings&, Normalizer&&, const CompositionOptions&>);
-static_assert(std::is_constructible_v<TermComposer, const Embeddings&, const Normalizer&, const CompositionOptions&>);
+static_assert(
+    std::is_constructible_v<TermComposer, const Embeddings&, const Normalizer&, const CompositionOptions&>);
 
 TEST_CASE("split_words splits on white space", "[composition]") {
   CHECK(split_words("  file  menu\tdrop ") == std::vector<std::string>{"file", "menu", "drop"});
@@ -122,7 +123,10 @@ TEST_CASE("collect_words lists every form a lookup may try", "[composition]") {
   std::vector<std::string> words{"file"};
   collect_words({"File drop-Down", "file"}, words);
   for (const char* expected : {"File", "file", "drop-Down", "drop-down", "drop", "Down", "down",
-                               "File\xE2\x96\x81" "drop-Down", "file\xE2\x96\x81" "drop-down"}) {
+                               "File\xE2\x96\x81"
+                               "drop-Down",
+                               "file\xE2\x96\x81"
+                               "drop-down"}) {
     CAPTURE(expected);
     CHECK(std::count(words.begin(), words.end(), expected) == 1);
   }

@@ -7,11 +7,11 @@
 #include <vector>
 
 #include "captured_log.h"
+#include "io/io.h"
 #include "termalign/config.h"
-#include "termalign/distributed.h"
 #include "termalign/error.h"
-#include "termalign/io.h"
 #include "termalign/version.h"
+#include "util/distributed.h"
 
 using namespace termalign;
 
@@ -185,7 +185,7 @@ TEST_CASE("validate() rejects bad values with a sentence", "[config]") {
   config.scoring.k = 10;
   config.input.seed.clear();
   CHECK_THROWS_WITH(config.validate(), Catch::Contains("`seed`"));
-  config.output.mapping = "m";
+  config.input.saved_mapping = "m";
   CHECK_NOTHROW(config.validate());
   config.scoring.neighbourhood = Neighbourhood::vocabulary;
   config.scoring.neighbourhood_words = config.input.most_frequent + 1;

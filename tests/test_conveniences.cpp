@@ -16,15 +16,15 @@
 
 #include "captured_log.h"
 #include "command_output.h"
+#include "evidence/orthography.h"
+#include "io/io.h"
+#include "mapping/seed.h"
+#include "rerank/reranker.h"
 #include "termalign/config.h"
 #include "termalign/embeddings.h"
 #include "termalign/error.h"
 #include "termalign/evaluation.h"
-#include "termalign/io.h"
 #include "termalign/lexicon.h"
-#include "termalign/orthography.h"
-#include "termalign/reranker.h"
-#include "termalign/seed.h"
 
 namespace fs = std::filesystem;
 using namespace termalign;

@@ -7,11 +7,11 @@
 #include <vector>
 
 #include "captured_log.h"
-#include "termalign/corpus.h"
+#include "io/corpus.h"
+#include "io/io.h"
+#include "io/train_vectors.h"
 #include "termalign/error.h"
-#include "termalign/io.h"
 #include "termalign/logging.h"
-#include "termalign/train_vectors.h"
 
 using namespace termalign;
 

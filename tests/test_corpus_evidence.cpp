@@ -9,8 +9,8 @@
 #include "captured_log.h"
 #include "scratch_file.h"
 #include "term_lists.h"
-#include "termalign/corpus.h"
-#include "termalign/corpus_evidence.h"
+#include "io/corpus.h"
+#include "evidence/corpus_evidence.h"
 #include "termalign/error.h"
 
 using namespace termalign;

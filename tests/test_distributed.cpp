@@ -11,10 +11,10 @@
 #include <thread>
 #include <vector>
 
-#include "termalign/distributed.h"
-#include "termalign/error.h"
+#include "scoring/scoring.h"
 #include "scoring_helpers.h"
-#include "termalign/scoring.h"
+#include "termalign/error.h"
+#include "util/distributed.h"
 
 using termalign::Candidate;
 using termalign::Matrix;
@@ -143,7 +143,8 @@ void run_ranks(int size, Body body) {
 }
 
 bool same_candidates(const std::vector<Candidate>& a, const std::vector<Candidate>& b) {
-  return a.size() == b.size() && std::equal(a.begin(), a.end(), b.begin(), [](const Candidate& x, const Candidate& y) {
+  return a.size() == b.size() &&
+         std::equal(a.begin(), a.end(), b.begin(), [](const Candidate& x, const Candidate& y) {
            return x.score == y.score && x.cosine == y.cosine && x.source == y.source && x.target == y.target;
          });
 }
@@ -191,9 +192,9 @@ TEST_CASE("Distributed CSLS passes give one process's results on rank 0, for any
   Z.row(20) = Z.row(3);  // a duplicate target: exact ties
   const TileOptions tiles{5, 6, 1};
   const int k = GENERATE(1, 3);
-  const SelectionOptions selection = GENERATE(SelectionOptions{3, 0, 0}, SelectionOptions{2, 4, 0},
-                                              SelectionOptions{0, 2, 0}, SelectionOptions{0, 0, 40},
-                                              SelectionOptions{5, 0, 17});
+  const SelectionOptions selection =
+      GENERATE(SelectionOptions{3, 0, 0}, SelectionOptions{2, 4, 0}, SelectionOptions{0, 2, 0},
+               SelectionOptions{0, 0, 40}, SelectionOptions{5, 0, 17});
   const NeighbourhoodMeans single = termalign::neighbourhood_means(X, Z, k, tiles);
   const std::vector<Candidate> expected = termalign::select_csls_candidates(X, Z, single, selection, tiles);
   const Eigen::VectorXf expected_knn = termalign::knn_mean_similarity(Z, X, k, tiles);

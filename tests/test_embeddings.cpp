@@ -10,13 +10,13 @@
 #include <random>
 #include <sstream>
 
-#include "../src/detail/float_field.h"
 #include "captured_log.h"
+#include "io/float_field.h"
+#include "io/io.h"
 #include "shared_data.h"
 #include "termalign/embeddings.h"
 #include "termalign/error.h"
-#include "termalign/io.h"
-#include "termalign/parallel.h"
+#include "util/parallel.h"
 
 namespace {
 

@@ -18,13 +18,13 @@
 
 #include "captured_log.h"
 #include "command_output.h"
+#include "io/io.h"
+#include "io/sanity.h"
 #include "shared_data.h"
 #include "term_lists.h"
 #include "termalign/error.h"
 #include "termalign/evaluation.h"
-#include "termalign/io.h"
 #include "termalign/lexicon.h"
-#include "termalign/sanity.h"
 
 using termalign::EvaluationOptions;
 using termalign::EvaluationResult;

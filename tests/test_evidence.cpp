@@ -3,10 +3,10 @@
 #include <set>
 #include <string>
 
+#include "evidence/compositional.h"
 #include "shared_data.h"
 #include "term_lists.h"
-#include "termalign/align.h"
-#include "termalign/compositional.h"
+#include "termalign/aligner.h"
 #include "termalign/lexicon.h"
 
 using namespace termalign;
@@ -73,7 +73,7 @@ TEST_CASE("a word is a member of a closed compound it starts or ends, with a lon
   CHECK(compound_member("файл", "файлов"));             // a rest of four bytes: an inflection, as in bytes
   CHECK_FALSE(compound_member("pré", "précédent"));     // three letters
   CHECK(compound_member("über", "überschrift"));
-  CHECK_FALSE(compound_member("table", "tableau"));     // a rest of 2 bytes is an ending, not a word
+  CHECK_FALSE(compound_member("table", "tableau"));  // a rest of 2 bytes is an ending, not a word
   CHECK_FALSE(compound_member("form", "format"));
   CHECK_FALSE(compound_member("ei", "dateiformat"));    // too short to say
   CHECK_FALSE(compound_member("teif", "dateiformat"));  // inside, not at an edge

@@ -10,12 +10,12 @@
 #include <string>
 #include <thread>
 
+#include "io/io.h"
 #include "shared_data.h"
-#include "termalign/align.h"
+#include "termalign/aligner.h"
 #include "termalign/error.h"
 #include "termalign/interrupt.h"
-#include "termalign/io.h"
-#include "termalign/parallel.h"
+#include "util/parallel.h"
 
 using namespace termalign;
 namespace fs = std::filesystem;

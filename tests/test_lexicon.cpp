@@ -12,8 +12,8 @@
 #include <thread>
 
 #include "captured_log.h"
+#include "io/io.h"
 #include "termalign/error.h"
-#include "termalign/io.h"
 #include "termalign/lexicon.h"
 #include "termalign/logging.h"
 

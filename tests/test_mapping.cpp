@@ -7,9 +7,9 @@
 #include <random>
 #include <vector>
 
-#include "../src/detail/refinement_check.h"
+#include "mapping/mapping.h"
+#include "mapping/refinement_check.h"
 #include "termalign/error.h"
-#include "termalign/mapping.h"
 
 using namespace termalign;
 
@@ -469,7 +469,8 @@ TEST_CASE("Seed products: the brute-force double products, the same bits on any 
   const SeedProducts one = seed_products(X, Z, options, 1);
   REQUIRE(one.pairs == 2600);
   const Eigen::MatrixXd x = X.cast<double>(), z = Z.cast<double>();
-  const Eigen::MatrixXd cross = x.transpose() * z, source_gram = x.transpose() * x, target_gram = z.transpose() * z;
+  const Eigen::MatrixXd cross = x.transpose() * z, source_gram = x.transpose() * x,
+                        target_gram = z.transpose() * z;
   CHECK((one.cross - cross).norm() < 1e-9 * cross.norm());
   CHECK((one.source_gram - source_gram).norm() < 1e-9 * source_gram.norm());
   CHECK((one.target_gram - target_gram).norm() < 1e-9 * target_gram.norm());

@@ -4,7 +4,7 @@
 #include <catch2/catch.hpp>
 #include <random>
 
-#include "termalign/orthography.h"
+#include "evidence/orthography.h"
 
 using namespace termalign;
 
@@ -45,7 +45,8 @@ std::vector<OrthographicMatch> brute_force_neighbours(const std::vector<NgramPro
       const auto similarity = static_cast<float>(ngram_similarity(sources[s], targets[t]));
       if (similarity >= minimum) row.push_back({s, t, similarity});
     }
-    std::stable_sort(row.begin(), row.end(), [](const auto& a, const auto& b) { return a.similarity > b.similarity; });
+    std::stable_sort(row.begin(), row.end(),
+                     [](const auto& a, const auto& b) { return a.similarity > b.similarity; });
     if (row.size() > m) row.resize(m);
     expected.insert(expected.end(), row.begin(), row.end());
   }

@@ -10,7 +10,7 @@
 #include <thread>
 #include <vector>
 
-#include "termalign/parallel.h"
+#include "util/parallel.h"
 
 TEST_CASE("run_both runs both tasks and reports the first task's error first", "[parallel]") {
   for (const int threads : {1, 2}) {
@@ -33,7 +33,8 @@ TEST_CASE("run_both runs both tasks and reports the first task's error first", "
   }
 }
 
-TEST_CASE("parallel_for_alongside runs every item once and alongside() once, on the calling thread", "[parallel]") {
+TEST_CASE("parallel_for_alongside runs every item once and alongside() once, on the calling thread",
+          "[parallel]") {
   for (const int threads : {1, 2, 3}) {
     INFO("threads " << threads);
     for (const std::size_t n : {std::size_t{0}, std::size_t{1}, std::size_t{1000}}) {

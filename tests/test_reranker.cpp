@@ -12,16 +12,16 @@
 #include <vector>
 
 #include "captured_log.h"
+#include "evaluation/explain.h"
+#include "io/io.h"
+#include "rerank/boosted_trees.h"
 #include "rerank/features.h"
+#include "rerank/reranker.h"
+#include "rerank/training.h"
 #include "shared_data.h"
-#include "termalign/boosted_trees.h"
 #include "termalign/error.h"
 #include "termalign/evaluation.h"
-#include "termalign/explain.h"
-#include "termalign/io.h"
 #include "termalign/lexicon.h"
-#include "termalign/reranker.h"
-#include "termalign/training.h"
 
 using namespace termalign;
 

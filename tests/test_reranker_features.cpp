@@ -11,11 +11,11 @@
 #include <vector>
 
 #include "rerank/features.h"
-#include "termalign/boosted_trees.h"
+#include "rerank/boosted_trees.h"
 #include "termalign/evaluation.h"
-#include "termalign/explain.h"
-#include "termalign/reranker.h"
-#include "termalign/training.h"
+#include "evaluation/explain.h"
+#include "rerank/reranker.h"
+#include "rerank/training.h"
 
 using namespace termalign;
 

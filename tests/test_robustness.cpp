@@ -30,14 +30,14 @@
 #include <vector>
 
 #include "robustness_helpers.h"
+#include "io/io.h"
 #include "skip.h"
 #include "termalign/config.h"
 #include "termalign/embeddings.h"
 #include "termalign/error.h"
-#include "termalign/io.h"
 #include "termalign/lexicon.h"
 #include "termalign/logging.h"
-#include "termalign/resources.h"
+#include "util/resources.h"
 
 namespace fs = std::filesystem;
 

@@ -26,10 +26,10 @@
 #include "termalign/config.h"
 #include "termalign/error.h"
 #include "termalign/interrupt.h"
-#include "termalign/io.h"
+#include "io/io.h"
 #include "termalign/logging.h"
-#include "termalign/resources.h"
-#include "termalign/scoring.h"
+#include "util/resources.h"
+#include "scoring/scoring.h"
 
 namespace fs = std::filesystem;
 using namespace termalign_tests;

@@ -8,10 +8,10 @@
 
 #include "captured_log.h"
 #include "scoring/blas_core.h"
+#include "scoring/scoring.h"
 #include "scoring_helpers.h"
 #include "termalign/error.h"
 #include "termalign/logging.h"
-#include "termalign/scoring.h"
 
 using termalign::Candidate;
 using termalign::Matrix;
@@ -422,8 +422,8 @@ TEST_CASE("csls_select's reverse lists: brute force of their two steps, exact wh
   const SelectionOptions selection{5, 0, 0};
   constexpr std::size_t kReverse = 4;
   constexpr int k = 3;
-  const termalign::CslsSelection serial = termalign::csls_select(X, Z, k, selection, {16, 32, 1}, 0,
-                                                                 termalign::single_process(), kReverse);
+  const termalign::CslsSelection serial =
+      termalign::csls_select(X, Z, k, selection, {16, 32, 1}, 0, termalign::single_process(), kReverse);
   REQUIRE(serial.has_reverse);
   // Brute force of the two steps: each target keeps its 2 kReverse sources by 2 x.z - e(x), e(x) the mean of x's
   // k largest similarities among every 16th target (ties: the lower source index); then their kReverse best by
@@ -441,18 +441,22 @@ TEST_CASE("csls_select's reverse lists: brute force of their two steps, exact wh
       std::vector<Candidate> kept;
       for (Eigen::Index i = 0; i < sources.rows(); ++i) {
         const float cosine = sources.row(i).dot(Z.row(j));
-        kept.push_back({2 * cosine - estimate(i), cosine, static_cast<std::uint32_t>(i), static_cast<std::uint32_t>(j)});
+        kept.push_back(
+            {2 * cosine - estimate(i), cosine, static_cast<std::uint32_t>(i), static_cast<std::uint32_t>(j)});
       }
-      std::sort(kept.begin(), kept.end(), [](const Candidate& a, const Candidate& b) { return ranks_before(a, b); });
+      std::sort(kept.begin(), kept.end(),
+                [](const Candidate& a, const Candidate& b) { return ranks_before(a, b); });
       kept.resize(std::min<std::size_t>(2 * kReverse, kept.size()));
       for (Candidate& c : kept) c.score = 2 * c.cosine - pass.means.source(c.source) - pass.means.target(j);
-      std::sort(kept.begin(), kept.end(), [](const Candidate& a, const Candidate& b) { return ranks_before(a, b); });
+      std::sort(kept.begin(), kept.end(),
+                [](const Candidate& a, const Candidate& b) { return ranks_before(a, b); });
       kept.resize(std::min(kReverse, kept.size()));
       expected.insert(expected.end(), kept.begin(), kept.end());
     }
     return expected;
   };
-  const auto require_same_lists = [](const std::vector<Candidate>& actual, const std::vector<Candidate>& expected) {
+  const auto require_same_lists = [](const std::vector<Candidate>& actual,
+                                     const std::vector<Candidate>& expected) {
     REQUIRE(actual.size() == expected.size());
     for (std::size_t r = 0; r < expected.size(); ++r) {
       INFO("entry " << r);
@@ -474,8 +478,8 @@ TEST_CASE("csls_select's reverse lists: brute force of their two steps, exact wh
   }
   // With no more sources than the first step keeps, the lists are each target's exact best by CSLS.
   const Matrix few = X.topRows(2 * kReverse - 1);
-  const termalign::CslsSelection small = termalign::csls_select(few, Z, k, selection, {16, 32, 2}, 0,
-                                                                termalign::single_process(), kReverse);
+  const termalign::CslsSelection small =
+      termalign::csls_select(few, Z, k, selection, {16, 32, 2}, 0, termalign::single_process(), kReverse);
   const NeighbourhoodMeans exact = reference_means(few, Z, k);
   std::vector<Candidate> best;
   for (Eigen::Index j = 0; j < Z.rows(); ++j) {

@@ -5,7 +5,7 @@
 #include <string>
 
 #include "captured_log.h"
-#include "detail/spilled_matrix.h"
+#include "util/spilled_matrix.h"
 
 using termalign::Matrix;
 using termalign::detail::SpilledMatrix;

@@ -8,10 +8,10 @@
 #include <string>
 #include <vector>
 
+#include "io/io.h"
+#include "io/train_vectors.h"
 #include "termalign/embeddings.h"
 #include "termalign/error.h"
-#include "termalign/io.h"
-#include "termalign/train_vectors.h"
 
 using termalign::join_terms;
 using termalign::joined_term_token;

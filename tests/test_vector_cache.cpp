@@ -9,7 +9,7 @@
 #include "scratch_file.h"
 #include "termalign/embeddings.h"
 #include "termalign/error.h"
-#include "termalign/vector_cache.h"
+#include "termalign/embeddings.h"
 
 using namespace termalign;
 

@@ -6,9 +6,9 @@
 #include <string>
 #include <vector>
 
-#include "termalign/composition.h"
-#include "termalign/mapping.h"
-#include "termalign/word_translation.h"
+#include "mapping/composition.h"
+#include "mapping/mapping.h"
+#include "evidence/word_translation.h"
 
 using namespace termalign;
 

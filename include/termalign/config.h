@@ -33,7 +33,8 @@ struct InputOptions {
   std::string src_corpus, tgt_corpus;
   int corpus_window = 5;  // context words on each side of a term occurrence
   // Optional vectors trained on the corpora (`termalign train-vectors`), combined with the general ones: each side
-  // mapped on its own, a term's similarity is (1 - corpus_weight) x general cosine + corpus_weight x corpus cosine.
+  // mapped on its own, a term's similarity is (1 - corpus_weight) x general cosine + corpus_weight x corpus
+  // cosine.
   std::string src_corpus_vectors, tgt_corpus_vectors;
   double corpus_weight = 0.5;
   // A seed lexicon whose columns look swapped against the vectors is an error unless this is set (then a warning).
@@ -45,13 +46,15 @@ struct InputOptions {
   // With data_dir: its corpora corpus-<l1>.txt and corpus-<l2>.txt, when both are there and neither corpus is
   // given, are the run's corpora (the task's comparable corpora C1, C2: evidence for the re-ranker).
   bool dataset_corpora = true;
+  // Optional: a mapping written by save_mapping, loaded instead of fitting one (`mapping` in [output] of the
+  // configuration file and --mapping, their names since before it moved among the inputs).
+  std::string saved_mapping;
 };
 
 struct OutputOptions {
-  std::string out;           // the submission (two columns)
-  std::string scores;        // optional: the same list with a score column
-  std::string save_mapping;  // optional: write the fitted mapping here
-  std::string mapping;       // optional: load this mapping instead of fitting one
+  std::string out;                  // the submission (two columns)
+  std::string scores;               // optional: the same list with a score column
+  std::string save_mapping;         // optional: write the fitted mapping here
   std::string save_mapped_vectors;  // optional: PREFIX; writes PREFIX.src.vec and PREFIX.tgt.vec, the mapped words
   std::string explain;              // optional: TSV of every output pair with the parts of its score
 };
@@ -81,23 +84,24 @@ struct CompositionOptions {
   // closed_compound_share of the words are such compounds (closed_compounds_for: German, not English or French)
   bool split_closed_compounds = true;
   double closed_compound_share = 0.02;
-  bool subword_oov = true;         // then, with .bin vectors, use its character n-gram vector
-  bool joined_terms = true;        // a multi-word term's own vector when the vectors have its joined token
-                                   // (joined_term_token, as `train-vectors --terms` makes them)
+  bool subword_oov = true;   // then, with .bin vectors, use its character n-gram vector
+  bool joined_terms = true;  // a multi-word term's own vector when the vectors have its joined token
+                             // (joined_term_token, as `train-vectors --terms` makes them)
 };
 
 struct ScoringOptions {
   int k = 3;  // CSLS neighbourhood size
   Neighbourhood neighbourhood = Neighbourhood::terms;
   std::size_t neighbourhood_words = 20000;  // with vocabulary: the N most frequent words of each side
-  std::size_t candidate_pool = 0;           // one-pass CSLS: targets kept per source term (0 = 4 x top_m); speed only
-  std::size_t tile_rows = 512;              // source terms per tile
-  std::size_t tile_cols = 2048;             // target terms per tile
-  int threads = 0;                          // 0 = all cores; never changes the output
+  std::size_t candidate_pool = 0;  // one-pass CSLS: targets kept per source term (0 = 4 x top_m); speed only
+  std::size_t tile_rows = 512;     // source terms per tile
+  std::size_t tile_cols = 2048;    // target terms per tile
+  int threads = 0;                 // 0 = all cores; never changes the output
   // Word vectors kept for the evidence after the scoring wait in a temporary file beside the output while it runs
   // when they take more than this many MiB (0 = never); never changes the output.
   std::size_t spill_mb = 128;
-  Precision precision = Precision::automatic;  // fp32, bf16 or auto (bf16 where the CPU has it); never changes the output
+  Precision precision =
+      Precision::automatic;  // fp32, bf16 or auto (bf16 where the CPU has it); never changes the output
 };
 
 struct RankingOptions {
@@ -109,8 +113,8 @@ struct RankingOptions {
 struct OrthographyOptions {
   double weight = 0.1;  // unsupervised score = CSLS + weight x orthographic similarity of the two terms (0 = off);
                         // a re-ranker weighs the spelling evidence itself
-  bool transliterate = true;   // Cyrillic and Greek letters are transliterated to Latin before comparing
-  std::size_t candidates = 5;  // also add each source term's m orthographically closest targets (0 = none)
+  bool transliterate = true;      // Cyrillic and Greek letters are transliterated to Latin before comparing
+  std::size_t candidates = 5;     // also add each source term's m orthographically closest targets (0 = none)
   std::size_t work_bound = 2048;  // their search: n-gram postings read per source term at most (0 = no bound)
 };
 
@@ -178,7 +182,7 @@ std::string option_type_name(const std::string& name);
 const char* to_string(Normalization normalization);
 const char* to_string(Neighbourhood neighbourhood);
 const char* to_string(Dewhiten dewhiten);
-const char* to_string(Precision precision);  // "fp32", "bf16", "auto"
+const char* to_string(Precision precision);                  // "fp32", "bf16", "auto"
 Normalization parse_normalization(const std::string& name);  // usage error on an unknown name
 Neighbourhood parse_neighbourhood(const std::string& name);
 Dewhiten parse_dewhiten(const std::string& name);

@@ -2,13 +2,14 @@
 #pragma once
 
 #include <Eigen/Core>
-
 #include <cstddef>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <string>
 #include <unordered_map>
 #include <unordered_set>
+#include <utility>
 #include <vector>
 
 namespace termalign {
@@ -21,10 +22,10 @@ class SubwordModel;
 
 struct Embeddings {
   std::string path;
-  std::vector<std::string> words;                        // row -> word, in file order (most frequent first)
-  std::unordered_map<std::string, std::size_t> rows;     // word -> row
-  Matrix vectors;                                        // words.size() x dim, row-major
-  std::shared_ptr<const SubwordModel> subwords;          // set when loaded from a .bin model
+  std::vector<std::string> words;                     // row -> word, in file order (most frequent first)
+  std::unordered_map<std::string, std::size_t> rows;  // word -> row
+  Matrix vectors;                                     // words.size() x dim, row-major
+  std::shared_ptr<const SubwordModel> subwords;       // set when loaded from a .bin model
   // Loaded with LoadOptions::fold_case: a folded form (fold_case: lower case, ё as е) -> the row of its first
   // (most frequent) word of that form, for the forms without a row of their own (`datei` -> `Datei` in cased
   // German vectors, `отчет` -> `отчёт`).
@@ -68,11 +69,43 @@ Embeddings load_vec(const std::string& path, const LoadOptions& options = {});
 // same float), formatted on `threads` threads.
 std::string format_vec(const std::vector<std::string>& words, const Matrix& vectors, int threads = 1);
 
-// fastText .bin model through libfasttext: the in-vocabulary words' vectors (getWordVector) and the model, kept for
-// the out-of-vocabulary words. A file that is not a fastText model, or a truncated one, is an input error.
+// fastText .bin model through libfasttext: the in-vocabulary words' vectors (getWordVector) and the model, kept
+// for the out-of-vocabulary words. A file that is not a fastText model, or a truncated one, is an input error.
 Embeddings load_fasttext_bin(const std::string& path, const LoadOptions& options = {});
 
 // Chooses by content: a fastText model's magic number means .bin, anything else is read as .vec.
 Embeddings load_embeddings(const std::string& path, const LoadOptions& options = {});
+
+// Each distinct load (the file and the LoadOptions that decide which of its words are kept) is read once; later
+// runs get a copy of it (a run normalises its vectors in place), so they see exactly what a fresh load gives.
+// Vectors given in memory (provide) stand for a name that is not a file. Thread-safe.
+class VectorCache {
+ public:
+  // load_embeddings(path, options) the first time, a copy of the kept vectors after.
+  Embeddings load(const std::string& path, const LoadOptions& options);
+  // Vectors a program gives: load(name, any options) returns a copy of them.
+  void provide(const std::string& name, Embeddings vectors);
+  // How many files were read (not counting copies handed out).
+  std::size_t files_read() const;
+  // What a run derived from its inputs, kept under `key` for the runs after it: the Aligner's scheduler keeps a
+  // run's term lists and mapped term vectors, which the runs of a grid that differ only in the scoring, ranking
+  // and orthography reuse. Null when nothing is kept under `key`.
+  std::shared_ptr<const void> find_state(const std::string& key) const;
+  void keep_state(const std::string& key, std::shared_ptr<const void> state);
+  void clear();
+
+ private:
+  struct Entry {
+    std::string path;
+    bool any_options = false;  // provided: the options do not matter
+    std::string signature;     // file_signature when it was read: a file changed since is read again
+    LoadOptions options;       // the words kept (wanted, most_frequent); the threads do not matter
+    std::shared_ptr<const Embeddings> vectors;
+  };
+  mutable std::mutex mutex_;
+  std::vector<Entry> entries_;
+  std::vector<std::pair<std::string, std::shared_ptr<const void>>> states_;
+  std::size_t files_read_ = 0;
+};
 
 }  // namespace termalign

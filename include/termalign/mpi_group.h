@@ -3,7 +3,7 @@
 
 #include <memory>
 
-#include "termalign/distributed.h"
+#include "termalign/types.h"
 
 namespace termalign {
 

@@ -6,7 +6,7 @@
 #include <system_error>
 
 #include "commands.h"
-#include "termalign/ablation.h"
+#include "evaluation/ablation.h"
 
 namespace termalign::cli {
 

@@ -1,17 +1,16 @@
 // `termalign align`: flags and an optional TOML configuration, copied into termalign::AlignConfig.
-#include "termalign/align.h"
-
 #include <iostream>
 #include <map>
 #include <string>
 
 #include "align_options.h"
 #include "commands.h"
+#include "io/sanity.h"
+#include "termalign/aligner.h"
 #include "termalign/error.h"
 #include "termalign/evaluation.h"
 #include "termalign/lexicon.h"
 #include "termalign/logging.h"
-#include "termalign/sanity.h"
 
 namespace termalign::cli {
 

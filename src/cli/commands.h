@@ -4,7 +4,7 @@
 
 #include <CLI/CLI.hpp>
 
-#include "termalign/distributed.h"
+#include "util/distributed.h"
 
 namespace termalign::cli {
 

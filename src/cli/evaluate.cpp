@@ -5,11 +5,11 @@
 #include <vector>
 
 #include "commands.h"
+#include "io/io.h"
+#include "io/sanity.h"
 #include "termalign/error.h"
 #include "termalign/evaluation.h"
-#include "termalign/io.h"
 #include "termalign/lexicon.h"
-#include "termalign/sanity.h"
 
 namespace termalign::cli {
 

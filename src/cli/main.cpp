@@ -10,14 +10,14 @@
 #include <vector>
 
 #include "commands.h"
+#include "rerank/reranker.h"
+#include "scoring/scoring.h"
 #include "termalign/config.h"
 #include "termalign/error.h"
 #include "termalign/evaluation.h"
 #include "termalign/logging.h"
-#include "termalign/reranker.h"
-#include "termalign/resources.h"
-#include "termalign/scoring.h"
 #include "termalign/version.h"
+#include "util/resources.h"
 #ifdef TERMALIGN_WITH_MPI
 #include "termalign/mpi_group.h"
 #endif

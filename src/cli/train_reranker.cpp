@@ -4,10 +4,10 @@
 
 #include "align_options.h"
 #include "commands.h"
+#include "io/io.h"
+#include "rerank/reranker.h"
+#include "rerank/training.h"
 #include "termalign/error.h"
-#include "termalign/io.h"
-#include "termalign/reranker.h"
-#include "termalign/training.h"
 
 namespace termalign::cli {
 

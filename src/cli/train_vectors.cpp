@@ -1,5 +1,5 @@
 // `termalign train-vectors`: flags copied into termalign::TrainVectorsOptions.
-#include "termalign/train_vectors.h"
+#include "io/train_vectors.h"
 
 #include <memory>
 

@@ -14,13 +14,13 @@
 #include <utility>
 
 #include "evaluation/report_parts.h"
+#include "io/io.h"
+#include "io/sanity.h"
 #include "termalign/config.h"
 #include "termalign/error.h"
 #include "termalign/evaluation.h"
-#include "termalign/io.h"
 #include "termalign/lexicon.h"
 #include "termalign/logging.h"
-#include "termalign/sanity.h"
 
 namespace termalign {
 

@@ -13,7 +13,7 @@
 
 #include "evaluation/report_parts.h"
 #include "termalign/evaluation.h"
-#include "termalign/io.h"
+#include "io/io.h"
 
 namespace termalign::detail {
 

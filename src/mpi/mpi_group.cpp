@@ -7,10 +7,11 @@
 
 #include <cstdlib>
 #include <limits>
-#include <string>
 #include <numeric>
+#include <string>
 
 #include "termalign/error.h"
+#include "util/distributed.h"
 
 namespace termalign {
 namespace {
@@ -91,7 +92,8 @@ class MpiGroup final : public ProcessGroup {
   }
 
   std::vector<int> all_counts(std::size_t local) const {
-    TERMALIGN_CHECK(local <= static_cast<std::size_t>(std::numeric_limits<int>::max()), "an MPI count fits an int");
+    TERMALIGN_CHECK(local <= static_cast<std::size_t>(std::numeric_limits<int>::max()),
+                    "an MPI count fits an int");
     const int count = static_cast<int>(local);
     std::vector<int> counts(static_cast<std::size_t>(size_));
     MPI_Allgather(&count, 1, MPI_INT, counts.data(), 1, MPI_INT, MPI_COMM_WORLD);

@@ -5,14 +5,14 @@
 #include <algorithm>
 #include <memory>
 
+#include "evaluation/explain.h"
+#include "io/io.h"
+#include "mapping/seed.h"
 #include "pipeline/stages.h"
+#include "rerank/reranker.h"
 #include "termalign/error.h"
-#include "termalign/explain.h"
-#include "termalign/io.h"
 #include "termalign/logging.h"
-#include "termalign/parallel.h"
-#include "termalign/reranker.h"
-#include "termalign/seed.h"
+#include "util/parallel.h"
 
 namespace termalign {
 
@@ -68,7 +68,7 @@ void Aligner::load() {
   // finds the same loads kept.
   const TermList source_terms = in.src_terms.empty() ? TermList{} : read_term_list(in.src_terms);
   const TermList target_terms = in.tgt_terms.empty() ? TermList{} : read_term_list(in.tgt_terms);
-  const PairList seed = config_.output.mapping.empty() ? configured_seed(config_) : PairList{};
+  const PairList seed = config_.input.saved_mapping.empty() ? configured_seed(config_) : PairList{};
   const std::vector<std::string> source_seed = seed_words(seed, true), target_seed = seed_words(seed, false);
   pipeline::load_pair(
       in.src_vectors, in.tgt_vectors, pipeline::side_options({&source_terms.terms, &source_seed}, config_),
@@ -182,7 +182,7 @@ CslsSelection Aligner::score(const Matrix& X, const Matrix& Z) const {
   if (X.cols() != Z.cols())
     throw_usage_error("X and Z need the same number of columns (got " + std::to_string(X.cols()) + " and " +
                       std::to_string(Z.cols()) + ").");
-  if (config_.scoring.k < 1) throw_usage_error("Option k must be at least 1.");
+  check_neighbourhood_k(config_.scoring.k);  // before any work: the scoring would check it only then
   if (config_.scoring.neighbourhood != Neighbourhood::terms) {
     throw_usage_error(
         "Aligner::score takes the CSLS neighbourhoods within X and Z (`neighbourhood` \"terms\"); with "

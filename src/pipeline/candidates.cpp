@@ -3,11 +3,11 @@
 #include <algorithm>
 #include <limits>
 
-#include "detail/key_groups.h"
+#include "evidence/corpus_evidence.h"
 #include "pipeline/stages.h"
-#include "termalign/corpus_evidence.h"
 #include "termalign/logging.h"
-#include "termalign/parallel.h"
+#include "util/key_groups.h"
+#include "util/parallel.h"
 
 namespace termalign::pipeline {
 

@@ -1,12 +1,12 @@
 // Checks of a run's inputs and outputs, before any work and against the loaded vectors.
 #include <filesystem>
 
+#include "io/sanity.h"
+#include "mapping/seed.h"
 #include "pipeline/stages.h"
+#include "rerank/reranker.h"
 #include "termalign/error.h"
 #include "termalign/logging.h"
-#include "termalign/reranker.h"
-#include "termalign/sanity.h"
-#include "termalign/seed.h"
 
 namespace termalign::pipeline {
 

@@ -12,11 +12,11 @@
 #include <type_traits>
 #include <vector>
 
+#include "io/io.h"
 #include "pipeline/option_table.h"
 #include "termalign/config.h"
 #include "termalign/error.h"
 #include "termalign/evaluation.h"
-#include "termalign/io.h"
 #include "termalign/logging.h"
 #include "termalign/version.h"
 

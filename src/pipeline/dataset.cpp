@@ -179,7 +179,7 @@ std::string resolve_dataset(AlignConfig& config, bool note) {
   };
   take(input.src_terms, terms_file(l1));
   take(input.tgt_terms, terms_file(l2));
-  if (config.output.mapping.empty()) take(input.seed, seed_file(l1, l2));
+  if (config.input.saved_mapping.empty()) take(input.seed, seed_file(l1, l2));
   // The corpora: both or neither (a dataset with one of them is used without; a corpus given by its own option
   // keeps the pair as given, and validate() asks for the other).
   const std::filesystem::path src_corpus = dir / corpus_file(l1), tgt_corpus = dir / corpus_file(l2);

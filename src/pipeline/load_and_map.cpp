@@ -3,14 +3,14 @@
 #include <cmath>
 #include <memory>
 
-#include "detail/compose_alongside.h"
+#include "io/io.h"
+#include "io/sanity.h"
+#include "mapping/compose_alongside.h"
 #include "pipeline/stages.h"
+#include "termalign/embeddings.h"
 #include "termalign/error.h"
-#include "termalign/io.h"
 #include "termalign/logging.h"
-#include "termalign/parallel.h"
-#include "termalign/sanity.h"
-#include "termalign/vector_cache.h"
+#include "util/parallel.h"
 
 namespace termalign::pipeline {
 

@@ -52,7 +52,7 @@ void visit_options(Config& config, Visitor&& visit) {
   visit("output", "out", config.output.out);
   visit("output", "scores", config.output.scores);
   visit("output", "save_mapping", config.output.save_mapping);
-  visit("output", "mapping", config.output.mapping);
+  visit("output", "mapping", config.input.saved_mapping);
   visit("output", "save_mapped_vectors", config.output.save_mapped_vectors);
   visit("output", "explain", config.output.explain);
   visit("mapping", "normalization", config.mapping.normalization);

@@ -11,11 +11,12 @@
 #include <utility>
 #include <vector>
 
+#include "io/io.h"
 #include "pipeline/option_table.h"
+#include "scoring/scoring.h"
 #include "termalign/config.h"
 #include "termalign/error.h"
 #include "termalign/evaluation.h"
-#include "termalign/io.h"
 #include "termalign/logging.h"
 
 namespace termalign {
@@ -135,11 +136,11 @@ void AlignConfig::validate() const {
           "Both vector files are needed: give `src_vectors` and `tgt_vectors` (or [input] in the configuration).");
   require(!input.src_terms.empty() && !input.tgt_terms.empty(),
           "Both term lists are needed: give `src_terms` and `tgt_terms`.");
-  require(!input.seed.empty() || !output.mapping.empty(),
+  require(!input.seed.empty() || !input.saved_mapping.empty(),
           "A seed lexicon (`seed`) is needed unless a saved mapping is loaded with `mapping`.");
-  require(output.mapping.empty() || output.save_mapping.empty(),
+  require(input.saved_mapping.empty() || output.save_mapping.empty(),
           "`mapping` loads a mapping and `save_mapping` saves a fitted one: give only one of them.");
-  require(scoring.k >= 1, "The CSLS neighbourhood k must be at least 1 (got " + std::to_string(scoring.k) + ").");
+  check_neighbourhood_k(scoring.k);
   require(scoring.tile_rows >= 1 && scoring.tile_cols >= 1,
           fmt::format("`tile_rows` and `tile_cols` must be at least 1 (got {} and {}).", scoring.tile_rows,
                       scoring.tile_cols));
@@ -189,7 +190,7 @@ void AlignConfig::validate() const {
           "Combined corpus vectors need neighbourhood = \"terms\" (the vocabulary neighbourhoods are words of the "
           "general vectors alone).");
   require(
-      input.src_corpus_vectors.empty() || output.mapping.empty(),
+      input.src_corpus_vectors.empty() || input.saved_mapping.empty(),
       "Combining corpus vectors fits a second mapping from the seed lexicon: it cannot be used with `mapping`.");
 }
 

@@ -1,5 +1,5 @@
 // Rank: the final score of every candidate, the ranked and capped list, and its text.
-#include "termalign/ranking.h"
+#include "pipeline/ranking.h"
 
 #include <algorithm>
 #include <cmath>
@@ -8,13 +8,13 @@
 #include <numeric>
 #include <string_view>
 
+#include "io/io.h"
 #include "pipeline/stages.h"
-#include "termalign/align.h"
+#include "rerank/reranker.h"
+#include "termalign/aligner.h"
 #include "termalign/error.h"
-#include "termalign/io.h"
 #include "termalign/logging.h"
-#include "termalign/parallel.h"
-#include "termalign/reranker.h"
+#include "util/parallel.h"
 
 namespace termalign {
 

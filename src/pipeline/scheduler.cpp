@@ -5,14 +5,14 @@
 #include <functional>
 #include <memory>
 
-#include "detail/spilled_matrix.h"
+#include "io/io.h"
 #include "pipeline/stages.h"
+#include "termalign/embeddings.h"
 #include "termalign/error.h"
-#include "termalign/io.h"
 #include "termalign/logging.h"
-#include "termalign/parallel.h"
-#include "termalign/resources.h"
-#include "termalign/vector_cache.h"
+#include "util/parallel.h"
+#include "util/resources.h"
+#include "util/spilled_matrix.h"
 
 namespace termalign::pipeline {
 
@@ -39,7 +39,7 @@ class Scheduler {
             VectorCache* cache)
       : config_(config),
         threads_(config.scoring.threads),
-        fit_(config.output.mapping.empty()),
+        fit_(config.input.saved_mapping.empty()),
         full_evidence_(full_evidence || uses_reranker(config)),
         stats_(stats),
         group_(group),
@@ -332,27 +332,26 @@ class Scheduler {
   std::string mapped_terms_key() const {
     AlignConfig key;
     key.input = config_.input;
-    key.output.mapping = config_.output.mapping;
     key.mapping = config_.mapping;
     key.composition = config_.composition;
     std::string text = to_toml(key);
     for (const std::string* path :
          {&config_.input.src_vectors, &config_.input.tgt_vectors, &config_.input.src_terms,
-          &config_.input.tgt_terms, &config_.input.seed, &config_.output.mapping})
+          &config_.input.tgt_terms, &config_.input.seed, &config_.input.saved_mapping})
       text += "\n# " + file_signature(*path);
     return text;
   }
 
   void load_fixed_mapping() {
-    mapping_ = load_mapping(config_.output.mapping);
+    mapping_ = load_mapping(config_.input.saved_mapping);
     if (mapping_.source_transform.rows() != source_.dim()) {
-      throw_input_error(config_.output.mapping, 2,
+      throw_input_error(config_.input.saved_mapping, 2,
                         "the mapping has dimension " + std::to_string(mapping_.source_transform.rows()) +
                             " but the vectors have " + std::to_string(source_.dim()) + ".");
     }
     mapping_.source.apply_rows(source_.vectors, threads_);
     mapping_.target.apply_rows(target_.vectors, threads_);
-    logger().info("loaded the mapping {} (normalisation {})", config_.output.mapping,
+    logger().info("loaded the mapping {} (normalisation {})", config_.input.saved_mapping,
                   to_string(mapping_.source.kind));
   }
 

@@ -8,15 +8,15 @@
 #include <string>
 #include <vector>
 
-#include "termalign/align.h"
-#include "termalign/composition.h"
+#include "evidence/orthography.h"
+#include "mapping/composition.h"
+#include "mapping/mapping.h"
+#include "scoring/scoring.h"
+#include "termalign/aligner.h"
 #include "termalign/config.h"
-#include "termalign/distributed.h"
 #include "termalign/embeddings.h"
 #include "termalign/lexicon.h"
-#include "termalign/mapping.h"
-#include "termalign/orthography.h"
-#include "termalign/scoring.h"
+#include "util/distributed.h"
 
 namespace termalign {
 

@@ -1,4 +1,4 @@
-#include "termalign/boosted_trees.h"
+#include "rerank/boosted_trees.h"
 
 #include <xgboost/c_api.h>
 
@@ -11,7 +11,7 @@
 
 #include "termalign/error.h"
 #include "termalign/interrupt.h"
-#include "termalign/parallel.h"
+#include "util/parallel.h"
 
 namespace termalign {
 

@@ -6,7 +6,7 @@
 #include <string_view>
 #include <vector>
 
-#include "termalign/reranker.h"
+#include "rerank/reranker.h"
 
 namespace termalign::detail {
 

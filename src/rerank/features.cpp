@@ -8,7 +8,7 @@
 
 #include "termalign/error.h"
 #include "termalign/logging.h"
-#include "termalign/parallel.h"
+#include "util/parallel.h"
 
 namespace termalign::detail {
 

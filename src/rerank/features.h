@@ -11,9 +11,9 @@
 #include <string_view>
 #include <vector>
 
+#include "rerank/reranker.h"
 #include "rerank/statistics.h"
-#include "termalign/evidence.h"
-#include "termalign/reranker.h"
+#include "termalign/types.h"
 
 namespace termalign::detail {
 

@@ -3,7 +3,7 @@
 
 #include <Eigen/Core>
 
-#include "termalign/reranker.h"
+#include "rerank/reranker.h"
 
 namespace termalign::detail {
 

@@ -8,12 +8,12 @@
 #include <set>
 #include <sstream>
 
+#include "io/io.h"
+#include "rerank/boosted_trees.h"
 #include "rerank/features.h"
-#include "termalign/boosted_trees.h"
+#include "rerank/reranker.h"
 #include "termalign/error.h"
-#include "termalign/io.h"
 #include "termalign/logging.h"
-#include "termalign/reranker.h"
 
 namespace termalign {
 

@@ -1,13 +1,13 @@
 // The re-ranker applied: its learners' scores, over a run's feature columns a block of rows at a time.
-#include "termalign/reranker.h"
+#include "rerank/reranker.h"
 
 #include <algorithm>
 #include <functional>
 
+#include "rerank/boosted_trees.h"
 #include "rerank/bundled_models.h"
 #include "rerank/features.h"
 #include "rerank/logistic.h"
-#include "termalign/boosted_trees.h"
 #include "termalign/error.h"
 #include "termalign/logging.h"
 

@@ -6,8 +6,8 @@
 #include <unordered_map>
 #include <utility>
 
-#include "detail/key_groups.h"
-#include "termalign/parallel.h"
+#include "util/key_groups.h"
+#include "util/parallel.h"
 
 namespace termalign::detail {
 

@@ -6,7 +6,7 @@
 #include <cstdint>
 #include <vector>
 
-#include "termalign/evidence.h"
+#include "termalign/types.h"
 
 namespace termalign::detail {
 

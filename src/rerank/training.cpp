@@ -1,4 +1,4 @@
-#include "termalign/training.h"
+#include "rerank/training.h"
 
 #include <spdlog/fmt/fmt.h>
 
@@ -10,15 +10,15 @@
 #include <set>
 #include <utility>
 
-#include "detail/seeded_shuffle.h"
-#include "termalign/align.h"
+#include "io/io.h"
+#include "termalign/aligner.h"
 #include "termalign/error.h"
 #include "termalign/evaluation.h"
 #include "termalign/interrupt.h"
-#include "termalign/io.h"
 #include "termalign/lexicon.h"
 #include "termalign/logging.h"
 #include "termalign/version.h"
+#include "util/seeded_shuffle.h"
 
 namespace termalign {
 
@@ -91,7 +91,7 @@ std::vector<std::string> training_provenance(const AlignConfig& config, const Re
                                                               {"tgt_corpus", &input.tgt_corpus},
                                                               {"src_corpus_vectors", &input.src_corpus_vectors},
                                                               {"tgt_corpus_vectors", &input.tgt_corpus_vectors},
-                                                              {"mapping", &config.output.mapping}};
+                                                              {"mapping", &config.input.saved_mapping}};
   for (const auto& [name, path] : files) {
     if (path->empty()) continue;
     if (name == std::string("seed") && *path == kIdenticalSeed) {

@@ -5,21 +5,20 @@
 #include <immintrin.h>
 #endif
 
-#include <oneapi/dnnl/dnnl.hpp>
-
 #include <algorithm>
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
 #include <limits>
 #include <map>
+#include <oneapi/dnnl/dnnl.hpp>
 #include <string>
 #include <utility>
 #include <vector>
 
+#include "scoring/scoring.h"
 #include "termalign/error.h"
-#include "termalign/parallel.h"
-#include "termalign/scoring.h"
+#include "util/parallel.h"
 
 namespace termalign {
 namespace {
@@ -36,8 +35,8 @@ std::string bf16_instructions() {
   if (__get_cpuid_count(7, 1, &eax, &ebx, &ecx, &edx) != 0 && (eax & (1u << 5)) != 0 &&
       (xcr0_low & 0xE6u) == 0xE6u)
     found = "AVX512_BF16";
-  if (__get_cpuid_count(7, 0, &eax, &ebx, &ecx, &edx) != 0 && (edx & (1u << 22)) != 0 &&
-      (edx & (1u << 24)) != 0 && (xcr0_low & 0x60000u) == 0x60000u)
+  if (__get_cpuid_count(7, 0, &eax, &ebx, &ecx, &edx) != 0 && (edx & (1u << 22)) != 0 && (edx & (1u << 24)) != 0 &&
+      (xcr0_low & 0x60000u) == 0x60000u)
     found += found.empty() ? "AMX-BF16" : ", AMX-BF16";
   return found;
 }
@@ -76,14 +75,16 @@ Precision resolve_precision(Precision requested) {
 
 std::string describe_precision(Precision requested) {
   const std::string instructions = bf16_instructions();
-  const std::string cpu = instructions.empty() ? "the CPU has no bf16 instructions" : "the CPU has " + instructions;
+  const std::string cpu =
+      instructions.empty() ? "the CPU has no bf16 instructions" : "the CPU has " + instructions;
   const char* forced = forced_bf16();
   const std::string why =
       forced != nullptr && requested == Precision::automatic ? cpu + ", TERMALIGN_CPU_BF16=" + forced : cpu;
   const Precision chosen = resolve_precision(requested);
   const std::string how = requested == Precision::automatic ? "auto" : "asked for";
   if (!kVectorBf16Passes && chosen == Precision::fp32 && requested == Precision::automatic && cpu_has_bf16())
-    return "fp32 (auto; " + why + ", but this build has no AVX-512 code for the bf16 passes: -DTERMALIGN_NATIVE=OFF)";
+    return "fp32 (auto; " + why +
+           ", but this build has no AVX-512 code for the bf16 passes: -DTERMALIGN_NATIVE=OFF)";
   if (chosen == Precision::fp32) return "fp32 (" + how + "; " + why + ")";
   return "bf16 rescored in fp32 (" + std::string(detail::onednn_version()) + "; " + how + "; " + why + ")";
 }
@@ -128,7 +129,8 @@ RoundingNorms rounding_norms(const Matrix& M, int threads) {
       for (; c + 8 <= dim; c += 8) {
         const __m512d value = _mm512_cvtps_pd(_mm256_loadu_ps(values + c));
         const __m512d approximation = _mm512_cvtps_pd(_mm256_castsi256_ps(_mm256_slli_epi32(
-            _mm256_cvtepu16_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(rounded_row.data() + c))), 16)));
+            _mm256_cvtepu16_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(rounded_row.data() + c))),
+            16)));
         const __m512d difference = _mm512_sub_pd(value, approximation);
         rows8 = _mm512_fmadd_pd(value, value, rows8);
         rounded8 = _mm512_fmadd_pd(approximation, approximation, rounded8);
@@ -196,17 +198,18 @@ void Bf16Product::operator()(const Bf16* lhs, Eigen::Index lhs_rows, const Bf16*
       const dnnl::matmul::primitive_desc description(dnnl::matmul::desc(src, weights, dst), state_->engine);
       found = state_->primitives.emplace(std::make_pair(rhs_rows, lhs_rows), dnnl::matmul(description)).first;
     } catch (const dnnl::error& error) {
-      throw_usage_error(std::string("bf16 similarity tiles: ") + onednn_version() +
-                        " has no bf16 matrix product for this CPU (" + error.what() +
-                        "). Use --precision fp32, or auto, which takes bf16 only where the CPU has bf16 instructions.");
+      throw_usage_error(
+          std::string("bf16 similarity tiles: ") + onednn_version() +
+          " has no bf16 matrix product for this CPU (" + error.what() +
+          "). Use --precision fp32, or auto, which takes bf16 only where the CPU has bf16 instructions.");
     }
   }
   dnnl::memory src_memory(src, state_->engine, const_cast<Bf16*>(rhs));
   dnnl::memory weights_memory(weights, state_->engine, const_cast<Bf16*>(lhs));
   dnnl::memory dst_memory(dst, state_->engine, out);
-  found->second.execute(state_->stream, {{DNNL_ARG_SRC, src_memory},
-                                         {DNNL_ARG_WEIGHTS, weights_memory},
-                                         {DNNL_ARG_DST, dst_memory}});
+  found->second.execute(
+      state_->stream,
+      {{DNNL_ARG_SRC, src_memory}, {DNNL_ARG_WEIGHTS, weights_memory}, {DNNL_ARG_DST, dst_memory}});
   state_->stream.wait();
 }
 
@@ -238,9 +241,9 @@ inline void transpose16(__m512 rows[16], __m512 columns[16]) {
     quads[4 * g + 3] = _mm512_castpd_ps(_mm512_unpackhi_pd(high01, high23));
   }
   for (int m = 0; m < 4; ++m) {
-    const __m512 low01 = _mm512_shuffle_f32x4(quads[m], quads[4 + m], 0x44);    // lanes 0 1 of rows 0-3, 4-7
+    const __m512 low01 = _mm512_shuffle_f32x4(quads[m], quads[4 + m], 0x44);  // lanes 0 1 of rows 0-3, 4-7
     const __m512 low23 = _mm512_shuffle_f32x4(quads[8 + m], quads[12 + m], 0x44);
-    const __m512 high01 = _mm512_shuffle_f32x4(quads[m], quads[4 + m], 0xEE);   // lanes 2 3
+    const __m512 high01 = _mm512_shuffle_f32x4(quads[m], quads[4 + m], 0xEE);  // lanes 2 3
     const __m512 high23 = _mm512_shuffle_f32x4(quads[8 + m], quads[12 + m], 0xEE);
     columns[0 + m] = _mm512_shuffle_f32x4(low01, low23, 0x88);
     columns[4 + m] = _mm512_shuffle_f32x4(low01, low23, 0xDD);
@@ -252,7 +255,8 @@ inline void transpose16(__m512 rows[16], __m512 columns[16]) {
 
 }  // namespace
 
-void ordered_dots(const float* fixed, const float* const* others, std::size_t count, Eigen::Index dim, float* out) {
+void ordered_dots(const float* fixed, const float* const* others, std::size_t count, Eigen::Index dim,
+                  float* out) {
   std::size_t j = 0;
 #if defined(__AVX512F__)
   for (; j + 16 <= count; j += 16) {
@@ -260,9 +264,11 @@ void ordered_dots(const float* fixed, const float* const* others, std::size_t co
     for (Eigen::Index k = 0; k < dim; k += 16) {
       const Eigen::Index width = std::min<Eigen::Index>(16, dim - k);
       const __mmask16 mask = static_cast<__mmask16>((1u << width) - 1u);
-      for (int r = 0; r < 16; ++r) rows[r] = _mm512_maskz_loadu_ps(mask, others[j + static_cast<std::size_t>(r)] + k);
+      for (int r = 0; r < 16; ++r)
+        rows[r] = _mm512_maskz_loadu_ps(mask, others[j + static_cast<std::size_t>(r)] + k);
       transpose16(rows, columns);
-      for (Eigen::Index t = 0; t < width; ++t) sums = _mm512_fmadd_ps(_mm512_set1_ps(fixed[k + t]), columns[t], sums);
+      for (Eigen::Index t = 0; t < width; ++t)
+        sums = _mm512_fmadd_ps(_mm512_set1_ps(fixed[k + t]), columns[t], sums);
     }
     _mm512_storeu_ps(out + j, sums);
   }

@@ -4,7 +4,6 @@
 #pragma once
 
 #include <Eigen/Core>
-
 #include <cstddef>
 #include <cstdint>
 #include <memory>
@@ -41,8 +40,8 @@ RoundingNorms rounding_norms(const Matrix& M, int threads);  // rows shared out 
 
 // An upper bound on |fp32 tile value - bf16 tile value| for every pair of a row of X and a row of Z, whatever the
 // order of the sums: x.z = x^.z^ + x^.r_z + r_x.z^ + r_x.r_z, so the roundings of the inputs account for at most
-// |x^||r_z| + |r_x||z^| + |r_x||r_z|; each side's fp32 sum of d terms is within gamma_d = d u / (1 - d u) (u = 2^-24)
-// of its sum of absolute terms, at most |x^||z^| for the bf16 product and |x||z| for the fp32 one; flushed
+// |x^||r_z| + |r_x||z^| + |r_x||r_z|; each side's fp32 sum of d terms is within gamma_d = d u / (1 - d u) (u =
+// 2^-24) of its sum of absolute terms, at most |x^||z^| for the bf16 product and |x||z| for the fp32 one; flushed
 // subnormals add at most d times the smallest normal float. Rounded up.
 float bf16_error_bound(const RoundingNorms& x, const RoundingNorms& z, Eigen::Index dim);
 

@@ -14,8 +14,9 @@ namespace termalign::detail {
 // compiled for the machine.
 inline bool blas_core_without_avx2(std::string_view core) {
   static constexpr std::array<std::string_view, 18> kOld = {
-      "prescott", "core2",     "penryn",  "dunnington", "nehalem",   "sandybridge", "atom",    "katmai", "coppermine",
-      "northwood", "banias",   "opteron", "barcelona",  "bobcat",    "bulldozer",   "piledriver", "nano", "generic"};
+      "prescott",  "core2",  "penryn",     "dunnington", "nehalem", "sandybridge",
+      "atom",      "katmai", "coppermine", "northwood",  "banias",  "opteron",
+      "barcelona", "bobcat", "bulldozer",  "piledriver", "nano",    "generic"};
   std::string lower(core);
   std::transform(lower.begin(), lower.end(), lower.begin(),
                  [](unsigned char c) { return static_cast<char>(std::tolower(c)); });

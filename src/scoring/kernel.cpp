@@ -14,8 +14,8 @@ extern "C" int blas_thread_shutdown_(void) __attribute__((weak));
 #include <vector>
 
 #include "scoring/blas_core.h"
+#include "scoring/scoring.h"
 #include "termalign/error.h"
-#include "termalign/scoring.h"
 
 namespace termalign {
 namespace {

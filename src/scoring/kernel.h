@@ -1,4 +1,4 @@
-// The tile kernel: the fp32 product behind every similarity (similarity_product in termalign/scoring.h) and the
+// The tile kernel: the fp32 product behind every similarity (similarity_product in scoring/scoring.h) and the
 // zero-row padding that makes a similarity's bits independent of its place in a tile.
 #pragma once
 

@@ -21,7 +21,7 @@
 #include "scoring/topk.h"
 #include "scoring/windows.h"
 #include "termalign/logging.h"
-#include "termalign/parallel.h"
+#include "util/parallel.h"
 
 namespace termalign::detail {
 

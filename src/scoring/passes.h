@@ -6,10 +6,10 @@
 #include <Eigen/Core>
 #include <cstddef>
 
+#include "scoring/scoring.h"
 #include "scoring/screening.h"
 #include "scoring/topk.h"
 #include "termalign/embeddings.h"
-#include "termalign/scoring.h"
 
 namespace termalign::detail {
 

@@ -8,8 +8,8 @@
 
 #include "scoring/bf16_product.h"
 #include "scoring/kernel.h"
+#include "scoring/scoring.h"
 #include "termalign/logging.h"
-#include "termalign/scoring.h"
 
 namespace termalign::detail {
 namespace {

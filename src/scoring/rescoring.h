@@ -21,7 +21,7 @@
 #include "scoring/windows.h"
 #include "termalign/embeddings.h"
 #include "termalign/error.h"
-#include "termalign/parallel.h"
+#include "util/parallel.h"
 
 namespace termalign::detail {
 

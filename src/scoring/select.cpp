@@ -1,4 +1,4 @@
-// The CSLS scoring's entry points (termalign/scoring.h): the passes (passes.h) over this process's share of the
+// The CSLS scoring's entry points (scoring/scoring.h): the passes (passes.h) over this process's share of the
 // rows, their lists merged across threads and processes, the candidates ranked and cut.
 #include <algorithm>
 #include <cstdint>
@@ -9,16 +9,21 @@
 #include <vector>
 
 #include "scoring/passes.h"
+#include "scoring/scoring.h"
 #include "scoring/screening.h"
 #include "scoring/tiles.h"
 #include "scoring/topk.h"
-#include "termalign/distributed.h"
 #include "termalign/error.h"
 #include "termalign/logging.h"
-#include "termalign/parallel.h"
-#include "termalign/scoring.h"
+#include "util/distributed.h"
+#include "util/parallel.h"
 
 namespace termalign {
+
+void check_neighbourhood_k(int k) {
+  if (k < 1) throw_usage_error("The CSLS neighbourhood k must be at least 1 (got " + std::to_string(k) + ").");
+}
+
 namespace {
 
 using detail::check_indexable;
@@ -93,7 +98,7 @@ Eigen::VectorXf gathered(const ProcessGroup& group, const Eigen::VectorXf& own) 
 // clipped to the other side's size. Every process gets the means of all rows.
 NeighbourhoodMeans scan_neighbourhoods(const Matrix& X, const Matrix& Z, int k, const TileOptions& tiles,
                                        bool with_columns, const ProcessGroup& group) {
-  if (k < 1) throw_usage_error("The CSLS neighbourhood k must be at least 1 (got " + std::to_string(k) + ").");
+  check_neighbourhood_k(k);
   check_tiles(tiles);
   const std::size_t n1 = static_cast<std::size_t>(X.rows()), n2 = static_cast<std::size_t>(Z.rows());
   const auto [row_begin, row_end] = row_share(n1, group.rank(), group.size());
@@ -221,7 +226,7 @@ CslsSelection csls_select(const Matrix& X, const Matrix& Z, int k, const Selecti
     result.candidates = select_csls_candidates(X, Z, result.means, selection, tiles, group);
     return result;
   }
-  if (k < 1) throw_usage_error("The CSLS neighbourhood k must be at least 1 (got " + std::to_string(k) + ").");
+  check_neighbourhood_k(k);
   check_tiles(tiles);
   check_indexable(X);
   check_indexable(Z);

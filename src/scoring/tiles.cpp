@@ -5,13 +5,13 @@
 #include <memory>
 #include <string>
 
-#include "detail/huge_pages.h"
 #include "scoring/bf16_product.h"
 #include "scoring/kernel.h"
 #include "scoring/topk.h"
 #include "termalign/error.h"
 #include "termalign/logging.h"
-#include "termalign/parallel.h"
+#include "util/huge_pages.h"
+#include "util/parallel.h"
 
 namespace termalign::detail {
 namespace {

@@ -8,8 +8,8 @@
 #include <mutex>
 #include <vector>
 
+#include "scoring/scoring.h"
 #include "termalign/embeddings.h"
-#include "termalign/scoring.h"
 
 namespace termalign::detail {
 

@@ -11,14 +11,15 @@
 #include <utility>
 #include <vector>
 
-#include "detail/huge_pages.h"
+#include "scoring/scoring.h"
 #include "termalign/error.h"
-#include "termalign/parallel.h"
-#include "termalign/scoring.h"
+#include "util/huge_pages.h"
+#include "util/parallel.h"
 
 namespace termalign::detail {
 
-// The float a hot loop compares against a slot's worst kept item before offering a new one (floats have TopValues).
+// The float a hot loop compares against a slot's worst kept item before offering a new one (floats have
+// TopValues).
 inline float score_of(const Candidate& candidate) { return candidate.score; }
 
 // Float order for merging top values across processes (distributed.cpp).

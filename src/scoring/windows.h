@@ -1,5 +1,5 @@
-// The candidate windows of the bf16 scoring (scoring/passes.cpp): which items a top-`keep` list might hold once its keys
-// are known exactly, given keys known only to within +-width/2.
+// The candidate windows of the bf16 scoring (scoring/passes.cpp): which items a top-`keep` list might hold once
+// its keys are known exactly, given keys known only to within +-width/2.
 #pragma once
 
 #include <algorithm>
@@ -110,9 +110,7 @@ class Windows {
  private:
   static constexpr std::uint32_t kMoved = std::numeric_limits<std::uint32_t>::max();
 
-  Entry* at(std::size_t slot) {
-    return chunks_[slot / kChunkSlots].get() + slot % kChunkSlots * capacity_;
-  }
+  Entry* at(std::size_t slot) { return chunks_[slot / kChunkSlots].get() + slot % kChunkSlots * capacity_; }
 
   float start() const {
     return keep_ == 0 ? std::numeric_limits<float>::infinity() : -std::numeric_limits<float>::infinity();

@@ -1,7 +1,7 @@
 // libFuzzer target: load_config on arbitrary bytes; what loads must survive a round trip through to_toml.
 #include "fuzz_input.h"
+#include "io/io.h"
 #include "termalign/config.h"
-#include "termalign/io.h"
 
 extern "C" int LLVMFuzzerInitialize(int*, char***) {
   termalign::fuzz::silence_logging();

@@ -1,6 +1,6 @@
 // libFuzzer target: read_term_list on arbitrary bytes.
 #include "fuzz_input.h"
-#include "termalign/io.h"
+#include "io/io.h"
 #include "termalign/lexicon.h"
 
 extern "C" int LLVMFuzzerInitialize(int*, char***) {

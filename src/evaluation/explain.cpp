@@ -1,0 +1,121 @@
+#include "evaluation/explain.h"
+
+#include <spdlog/fmt/fmt.h>
+
+#include <cmath>
+#include <iterator>
+#include <unordered_map>
+
+#include "evidence/orthography.h"
+#include "rerank/reranker.h"
+#include "termalign/error.h"
+
+namespace termalign {
+
+namespace {
+
+std::uint64_t pair_key(std::uint32_t source, std::uint32_t target) {
+  return (static_cast<std::uint64_t>(source) << 32) | target;
+}
+
+}  // namespace
+
+Explanation explain_ranking(const CandidateSet& candidates, const std::vector<RankedIndex>& ranked,
+                            const AlignConfig& config) {
+  const CandidateEvidence& evidence = candidates.evidence;
+  std::unordered_map<std::uint64_t, std::size_t> place;
+  place.reserve(evidence.size());
+  for (std::size_t i = 0; i < evidence.size(); ++i)
+    place.emplace(pair_key(evidence.source[i], evidence.target[i]), i);
+
+  // Each ranked pair's candidate.
+  std::vector<std::size_t> candidate(ranked.size());
+  for (std::size_t r = 0; r < ranked.size(); ++r) {
+    const auto found = place.find(pair_key(ranked[r].source, ranked[r].target));
+    TERMALIGN_CHECK(found != place.end(), "a ranked pair is one of the candidates");
+    candidate[r] = found->second;
+  }
+  const bool reranked = uses_reranker(config);
+  Reranker model;
+  Matrix features, contributions;  // of the ranked pairs, in their order
+  if (reranked) {
+    const int threads = config.scoring.threads;
+    const FeatureTable table = candidate_feature_table(evidence, threads);
+    model = configured_reranker(config.input.reranker, table);
+    const std::string origin = reranker_origin(config.input.reranker, table);
+    // A two-stage model: its second stage's inputs (with the first stage's columns, from every candidate).
+    const Matrix all = with_stage_features(model, evidence, table, origin, threads).select(model.features, origin);
+    features.resize(static_cast<Eigen::Index>(ranked.size()), all.cols());
+    for (std::size_t r = 0; r < ranked.size(); ++r)
+      features.row(static_cast<Eigen::Index>(r)) = all.row(static_cast<Eigen::Index>(candidate[r]));
+    contributions = model.contributions(features, threads);
+  }
+  Explanation explanation;
+  explanation.columns = {"score", "csls", "cosine", "r_T", "r_S", "orthographic", "orthographic_bonus"};
+  const Eigen::Index base_columns = static_cast<Eigen::Index>(explanation.columns.size());
+  if (reranked) {
+    explanation.columns.push_back("reranker_bias");
+    for (const std::string& name : model.features) {
+      explanation.columns.push_back("feature:" + name);
+      explanation.columns.push_back("contribution:" + name);
+    }
+  }
+  const Eigen::Index pairs = static_cast<Eigen::Index>(ranked.size());
+  explanation.values.resize(pairs, static_cast<Eigen::Index>(explanation.columns.size()));
+  explanation.sources.reserve(ranked.size());
+  explanation.targets.reserve(ranked.size());
+  for (Eigen::Index r = 0; r < pairs; ++r) {
+    const RankedIndex& pair = ranked[static_cast<std::size_t>(r)];
+    const std::size_t i = candidate[static_cast<std::size_t>(r)];
+    const std::string& source = candidates.source_terms.terms[pair.source];
+    const std::string& target = candidates.target_terms.terms[pair.target];
+    explanation.sources.push_back(source);
+    explanation.targets.push_back(target);
+    const float orthographic =
+        evidence.orthographic.empty()
+            ? static_cast<float>(orthographic_similarity(source, target, config.orthography.transliterate))
+            : evidence.orthographic[i];
+    const double weight = config.orthography.weight;
+    auto row = explanation.values.row(r);
+    row.head(base_columns) << pair.score, evidence.csls[i], evidence.cosine[i],
+        candidates.source_means.empty() ? NAN : candidates.source_means[pair.source],
+        candidates.target_means.empty() ? NAN : candidates.target_means[pair.target], orthographic,
+        reranked || weight <= 0 ? 0.0f : static_cast<float>(weight * orthographic);
+    if (reranked) {
+      row(base_columns) = contributions(r, features.cols());
+      for (Eigen::Index j = 0; j < features.cols(); ++j) {
+        row(base_columns + 1 + 2 * j) = features(r, j);
+        row(base_columns + 2 + 2 * j) = contributions(r, j);
+      }
+    }
+  }
+  return explanation;
+}
+
+Explanation explain_terms(const AlignConfig& config) {
+  const CandidateSet candidates = generate_candidates(config, false);
+  return explain_ranking(candidates, final_ranking(candidates, config), config);
+}
+
+std::string format_explanation(const Explanation& explanation) {
+  fmt::memory_buffer out;
+  const auto put = [&out](const auto&... parts) { fmt::format_to(std::back_inserter(out), parts...); };
+  put("rank\tsource\ttarget");
+  for (const std::string& column : explanation.columns) put("\t{}", column);
+  put("\n");
+  for (Eigen::Index r = 0; r < explanation.values.rows(); ++r) {
+    const auto pair = static_cast<std::size_t>(r);
+    put("{}\t{}\t{}", r + 1, explanation.sources[pair], explanation.targets[pair]);
+    for (const float value : explanation.values.row(r)) {
+      if (std::isnan(value)) {
+        put("\tnan");
+      } else {
+        put("\t{}", value);
+      }
+    }
+    put("\n");
+  }
+  return fmt::to_string(out);
+}
+
+}  // namespace termalign

@@ -1,0 +1,403 @@
+#include "evidence/compositional.h"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <numeric>
+#include <string_view>
+#include <tuple>
+#include <unordered_map>
+#include <utility>
+#include <vector>
+
+#include "evidence/word_translation.h"
+#include "io/io.h"
+#include "termalign/logging.h"
+#include "util/parallel.h"
+
+namespace termalign {
+
+namespace {
+
+// The distinct words (lower-cased) of the candidates' terms on one side, each term's words as their ids, and each
+// word's weight: its inverse document frequency among those terms, ln((terms + 1) / terms with the word). Words of
+// many terms (`de`, `of`, `der`, a domain's `file`) weigh little in the word-level evidence, words of one term
+// most: a language-independent stand-in for a stop list.
+struct SideWords {
+  std::vector<std::string> words;
+  std::unordered_map<std::string, std::uint32_t> ids;
+  std::vector<std::vector<std::uint32_t>> terms;  // by term id: its word ids, in order (empty: not a candidate's)
+  std::vector<float> weight;                      // by word id
+  // The summed weights of the words of `term` (word ids).
+  float total(const std::vector<std::uint32_t>& term) const {
+    float sum = 0;
+    for (const std::uint32_t word : term) sum += weight[word];
+    return sum;
+  }
+};
+
+// A term's first words that the word-level evidence reads: terms have a few words, and a line of thousands (a
+// malformed list) would cost words x candidates of work for nothing.
+constexpr std::size_t kMaxEvidenceWords = 64;
+
+SideWords side_words(const TermList& list, const std::vector<std::uint32_t>& term_ids) {
+  SideWords side;
+  side.terms.resize(list.size());
+  std::vector<char> seen(list.size(), 0);
+  for (const std::uint32_t term : term_ids) {
+    if (seen[term]) continue;
+    seen[term] = 1;
+    std::vector<std::string> words = split_words(fold_case(list.terms[term]));
+    if (words.size() > kMaxEvidenceWords) words.resize(kMaxEvidenceWords);
+    for (const std::string& word : words) {
+      const auto [found, added] = side.ids.try_emplace(word, static_cast<std::uint32_t>(side.words.size()));
+      if (added) side.words.push_back(word);
+      side.terms[term].push_back(found->second);
+    }
+  }
+  std::vector<std::uint32_t> terms_with(side.words.size(), 0), last_term(side.words.size(), 0);
+  std::uint32_t terms = 0;
+  for (std::uint32_t term = 0; term < side.terms.size(); ++term) {
+    if (side.terms[term].empty()) continue;
+    ++terms;
+    for (const std::uint32_t word : side.terms[term]) {
+      if (terms_with[word] > 0 && last_term[word] == term) continue;  // once per term
+      ++terms_with[word];
+      last_term[word] = term;
+    }
+  }
+  side.weight.resize(side.words.size());
+  for (std::size_t word = 0; word < side.words.size(); ++word)
+    side.weight[word] = std::log((static_cast<float>(terms) + 1.0f) / static_cast<float>(terms_with[word]));
+  return side;
+}
+
+std::uint64_t word_pair(std::uint32_t source, std::uint32_t target) {
+  return (static_cast<std::uint64_t>(source) << 32) | target;
+}
+
+// A set of word pairs (source, target) grouped by source word: each lookup scans the source word's few pairs.
+class WordPairs {
+ public:
+  WordPairs(std::vector<std::uint64_t> pairs, std::size_t source_words, std::size_t target_words)
+      : pairs_(std::move(pairs)), offset_(source_words + 1, 0), target_paired_(target_words, 0) {
+    std::sort(pairs_.begin(), pairs_.end());
+    pairs_.erase(std::unique(pairs_.begin(), pairs_.end()), pairs_.end());
+    for (const std::uint64_t pair : pairs_) {
+      ++offset_[(pair >> 32) + 1];
+      target_paired_[pair & 0xffffffffu] = 1;
+    }
+    std::partial_sum(offset_.begin(), offset_.end(), offset_.begin());
+  }
+  bool contains(std::uint32_t source, std::uint32_t target) const {
+    const std::uint64_t wanted = word_pair(source, target);
+    for (std::size_t i = offset_[source]; i < offset_[source + 1]; ++i)
+      if (pairs_[i] == wanted) return true;
+    return false;
+  }
+  // Whether a word is in any pair.
+  bool source_paired(std::uint32_t source) const { return offset_[source + 1] > offset_[source]; }
+  bool target_paired(std::uint32_t target) const { return target_paired_[target] != 0; }
+
+ private:
+  std::vector<std::uint64_t> pairs_;  // sorted, unique
+  std::vector<std::size_t> offset_;   // by source word: its first pair
+  std::vector<char> target_paired_;   // by target word
+};
+
+// The word pairs (source, target) of the two sides that translate one another by the seed lexicon: a pair of
+// words that are forms (same_stem) of the two words of a seed pair. Each side's words are grouped by their first
+// kStemPrefix bytes, so a seed word meets only the words that can be its forms.
+std::vector<std::uint64_t> seed_stem_pairs(
+    const std::unordered_map<std::string, std::vector<std::string>>& seed_translations,
+    const SideWords& source_side, const SideWords& target_side) {
+  using Groups = std::unordered_map<std::string_view, std::vector<std::uint32_t>>;
+  // A side's words by their first kStemPrefix bytes, and the words that can end with a compound member (at least
+  // twice kStemPrefix bytes) by their last kStemPrefix bytes.
+  struct Grouped {
+    Groups first, last;
+  };
+  const auto group = [](const SideWords& side) {
+    Grouped groups;
+    for (std::uint32_t id = 0; id < side.words.size(); ++id) {
+      const std::string_view word = side.words[id];
+      if (word.size() >= kStemPrefix) groups.first[word.substr(0, kStemPrefix)].push_back(id);
+      if (word.size() >= 2 * kStemPrefix) groups.last[word.substr(word.size() - kStemPrefix)].push_back(id);
+    }
+    return groups;
+  };
+  const Grouped source_groups = group(source_side), target_groups = group(target_side);
+  // The side's words that are forms of `word` (the word itself included) or closed compounds it starts or ends.
+  const auto forms = [](const std::string& word, const SideWords& side, const Grouped& groups,
+                        std::vector<std::uint32_t>& found) {
+    found.clear();
+    if (word.size() < kStemPrefix) {
+      const auto same = side.ids.find(word);
+      if (same != side.ids.end()) found.push_back(same->second);
+      return;
+    }
+    const std::string_view key(word);
+    const auto first = groups.first.find(key.substr(0, kStemPrefix));
+    if (first != groups.first.end()) {
+      for (const std::uint32_t id : first->second)
+        if (same_stem(word, side.words[id]) || compound_member(word, side.words[id])) found.push_back(id);
+    }
+    const auto last = groups.last.find(key.substr(key.size() - kStemPrefix));
+    if (last != groups.last.end()) {
+      for (const std::uint32_t id : last->second) {
+        const std::string_view other = side.words[id];
+        // Those starting with `word` as well were found above.
+        if (compound_member(word, other) && other.compare(0, word.size(), word) != 0) found.push_back(id);
+      }
+    }
+  };
+  std::vector<std::uint64_t> pairs;
+  std::vector<std::uint32_t> source_forms, target_forms;
+  for (const auto& [word, translations] : seed_translations) {
+    forms(word, source_side, source_groups, source_forms);
+    if (source_forms.empty()) continue;
+    for (const std::string& translation : translations) {
+      forms(translation, target_side, target_groups, target_forms);
+      for (const std::uint32_t x : source_forms)
+        for (const std::uint32_t y : target_forms) pairs.push_back(word_pair(x, y));
+    }
+  }
+  return pairs;
+}
+
+// Of the words of terms a and b (word ids of the two sides), the weighted shares of those with a partner in the
+// other term among `pairs` (`with`) and of those in some pair but without a partner in the other term
+// (`without`).
+struct PartnerShares {
+  float with = 0, without = 0;
+};
+PartnerShares partner_shares(const std::vector<std::uint32_t>& a, const std::vector<std::uint32_t>& b,
+                             const SideWords& source_side, const SideWords& target_side, const WordPairs& pairs) {
+  PartnerShares shares;
+  for (const std::uint32_t x : a) {
+    if (std::any_of(b.begin(), b.end(), [&](std::uint32_t y) { return pairs.contains(x, y); }))
+      shares.with += source_side.weight[x];
+    else if (pairs.source_paired(x))
+      shares.without += source_side.weight[x];
+  }
+  for (const std::uint32_t y : b) {
+    if (std::any_of(a.begin(), a.end(), [&](std::uint32_t x) { return pairs.contains(x, y); }))
+      shares.with += target_side.weight[y];
+    else if (pairs.target_paired(y))
+      shares.without += target_side.weight[y];
+  }
+  const float total = source_side.total(a) + target_side.total(b);
+  if (total > 0) {
+    shares.with /= total;
+    shares.without /= total;
+  }
+  return shares;
+}
+
+// Each word's nearest word by mapped cosine (ties by id) among the words of the other side that it meets in
+// candidates (the words of the terms paired with its terms). The candidates are each term's nearest terms already,
+// so these are the plausible translations; a search over the whole other vocabulary would cost a product of the
+// two vocabularies (tens of thousands of words each at 20k terms: seconds) for the few pairs the candidates can
+// use. Each thread keeps its own best per word; they are merged by the same order, so the result does not depend
+// on the threads.
+class NearestMetWords {
+ public:
+  NearestMetWords(std::size_t source_words, std::size_t target_words, int threads)
+      : source_words_(source_words),
+        target_words_(target_words),
+        per_thread_(static_cast<std::size_t>(resolve_threads(threads))) {}
+
+  // A cosine of source word x and target word y met in a candidate (from any thread of the parallel_for).
+  void offer(float cosine, std::uint32_t x, std::uint32_t y) {
+    Best& best = per_thread_[static_cast<std::size_t>(current_thread())];
+    if (best.source.empty()) {
+      best.source.resize(source_words_);
+      best.target.resize(target_words_);
+    }
+    best.source[x].offer(cosine, y);
+    best.target[y].offer(cosine, x);
+  }
+
+  // Each word's nearest word of the other side, as word pairs (source, target), for both sides.
+  std::vector<std::uint64_t> pairs() const {
+    std::vector<std::uint64_t> translated;
+    const auto collect = [&](std::size_t words, bool from_source) {
+      for (std::size_t word = 0; word < words; ++word) {
+        Nearest nearest;
+        for (const Best& best : per_thread_) {
+          const std::vector<Nearest>& side = from_source ? best.source : best.target;
+          if (!side.empty()) nearest.offer(side[word].cosine, side[word].word);
+        }
+        if (nearest.word == std::numeric_limits<std::uint32_t>::max()) continue;
+        const auto self = static_cast<std::uint32_t>(word);
+        translated.push_back(from_source ? word_pair(self, nearest.word) : word_pair(nearest.word, self));
+      }
+    };
+    collect(source_words_, true);
+    collect(target_words_, false);
+    return translated;
+  }
+
+ private:
+  struct Nearest {
+    float cosine = -std::numeric_limits<float>::infinity();
+    std::uint32_t word = std::numeric_limits<std::uint32_t>::max();  // none yet
+    void offer(float c, std::uint32_t w) {
+      if (c > cosine || (c == cosine && w < word)) cosine = c, word = w;
+    }
+  };
+  struct Best {
+    std::vector<Nearest> source, target;  // by source word: its nearest target word; by target word: source word
+  };
+  std::size_t source_words_, target_words_;
+  std::vector<Best> per_thread_;
+};
+
+// Soft word alignment of a candidate from its word pairs' cosines (`pairs`: cosine, word of a, word of b): each
+// word's best cosine on the other side, averaged over each term's words with a vector (weighted), the two
+// directions averaged; 0 when a side has no word with a vector.
+float soft_alignment(const std::vector<std::uint32_t>& a, const std::vector<std::uint32_t>& b,
+                     const SideWords& source_side, const SideWords& target_side, const WordVectors& source_vectors,
+                     const WordVectors& target_vectors,
+                     const std::vector<std::tuple<float, std::size_t, std::size_t>>& pairs,
+                     std::vector<float>& source_best, std::vector<float>& target_best) {
+  const float lowest = -std::numeric_limits<float>::infinity();
+  source_best.assign(a.size(), lowest);
+  target_best.assign(b.size(), lowest);
+  for (const auto& [similarity, x, y] : pairs) {
+    if (!source_vectors.usable[a[x]] || !target_vectors.usable[b[y]]) continue;
+    source_best[x] = std::max(source_best[x], similarity);
+    target_best[y] = std::max(target_best[y], similarity);
+  }
+  // A pair with vectors on both sides fills one entry of each list, so both lists are empty or neither is.
+  const auto mean_kept = [lowest](const std::vector<float>& best, const std::vector<std::uint32_t>& words,
+                                  const SideWords& side) {
+    float sum = 0, total = 0;
+    for (std::size_t k = 0; k < best.size(); ++k)
+      if (best[k] != lowest) sum += side.weight[words[k]] * best[k], total += side.weight[words[k]];
+    return total > 0 ? sum / total : 0.0f;
+  };
+  return 0.5f * (mean_kept(source_best, a, source_side) + mean_kept(target_best, b, target_side));
+}
+
+}  // namespace
+
+bool same_stem(std::string_view a, std::string_view b) {
+  if (a == b) return true;
+  if (a.size() < kStemPrefix || b.size() < kStemPrefix) return false;
+  std::size_t common = 0;
+  while (common < a.size() && common < b.size() && a[common] == b[common]) ++common;
+  return common >= kStemPrefix &&
+         static_cast<double>(common) >= kStemShare * static_cast<double>(std::max(a.size(), b.size()));
+}
+
+bool compound_member(std::string_view part, std::string_view word) {
+  if (part.size() < kStemPrefix || word.size() < part.size() + kStemPrefix) return false;
+  const bool first = word.compare(0, part.size(), part) == 0;
+  if (!first && word.compare(word.size() - part.size(), part.size(), part) != 0) return false;
+  // The part in letters, not bytes: a Cyrillic letter takes two, and `по` (on) would start `пользователь` (user)
+  // and `поиск`, as the accented `pré` would start `précédent`. The rest stays in bytes, so that an ending of two
+  // letters counts when they take four (`файл` in `файлов`, `sélection` in `sélectionnée`).
+  const std::size_t letters = static_cast<std::size_t>(
+      std::count_if(part.begin(), part.end(), [](char byte) { return (byte & 0xC0) != 0x80; }));
+  return letters >= kStemPrefix;
+}
+
+void add_compositional_evidence(const TermList& source_terms, const TermList& target_terms,
+                                const TermComposer& source, const TermComposer& target, const Mapping& mapping,
+                                const PairList& seed, int threads, CandidateEvidence& evidence) {
+  const SideWords source_side = side_words(source_terms, evidence.source);
+  const SideWords target_side = side_words(target_terms, evidence.target);
+  const WordVectors source_vectors =
+      mapped_word_vectors(source_side.words, source, mapping.source_transform, threads);
+  const WordVectors target_vectors =
+      mapped_word_vectors(target_side.words, target, mapping.target_transform, threads);
+
+  const std::size_t n = evidence.size();
+  evidence.one_to_one.assign(n, 0.0f);
+  evidence.translated_share.assign(n, 0.0f);
+  evidence.edge_agreement.assign(n, 0.0f);
+  evidence.seed_share.assign(n, 0.0f);
+  evidence.seed_conflict.assign(n, 0.0f);
+  evidence.word_alignment.assign(n, 0.0f);
+  constexpr std::size_t kBlock = 1024;
+  const std::size_t blocks = (n + kBlock - 1) / kBlock;
+  Progress progress("word-level evidence, candidates", 2 * n);
+
+  // 1. Each candidate's word pairs by mapped cosine, computed once (the word vectors are read at random: the
+  // products cost their memory traffic): its soft and one-to-one word alignments, and each word's nearest word
+  // among those it meets.
+  NearestMetWords nearest(source_side.words.size(), target_side.words.size(), threads);
+  parallel_for(blocks, threads, [&](std::size_t block) {
+    std::vector<std::uint8_t> source_used, target_used;
+    std::vector<std::tuple<float, std::size_t, std::size_t>> pairs;
+    std::vector<float> source_best, target_best;
+    for (std::size_t i = block * kBlock; i < std::min(n, (block + 1) * kBlock); ++i) {
+      const std::vector<std::uint32_t>& a = source_side.terms[evidence.source[i]];
+      const std::vector<std::uint32_t>& b = target_side.terms[evidence.target[i]];
+      if (a.empty() || b.empty()) continue;
+      pairs.clear();
+      for (std::size_t x = 0; x < a.size(); ++x) {
+        const auto row = source_vectors.vectors.row(a[x]);
+        for (std::size_t y = 0; y < b.size(); ++y) {
+          const float cosine = row.dot(target_vectors.vectors.row(b[y]));
+          pairs.emplace_back(cosine, x, y);
+          if (source_vectors.usable[a[x]] && target_vectors.usable[b[y]]) nearest.offer(cosine, a[x], b[y]);
+        }
+      }
+      evidence.word_alignment[i] = soft_alignment(a, b, source_side, target_side, source_vectors, target_vectors,
+                                                  pairs, source_best, target_best);
+      // Greedy one-to-one matching by cosine: the best remaining pair first.
+      std::sort(pairs.begin(), pairs.end(), [](const auto& p, const auto& q) {
+        return std::get<0>(p) != std::get<0>(q) ? std::get<0>(p) > std::get<0>(q) : p < q;
+      });
+      source_used.assign(a.size(), 0);
+      target_used.assign(b.size(), 0);
+      float matched = 0;
+      for (const auto& [similarity, x, y] : pairs) {
+        if (source_used[x] || target_used[y]) continue;
+        source_used[x] = target_used[y] = 1;
+        matched += std::max(similarity, 0.0f) * 0.5f * (source_side.weight[a[x]] + target_side.weight[b[y]]);
+      }
+      const float larger = std::max(source_side.total(a), target_side.total(b));
+      evidence.one_to_one[i] = larger > 0 ? matched / larger : 0.0f;
+    }
+    progress.advance(std::min(n, (block + 1) * kBlock) - block * kBlock);
+  });
+
+  // 2. Translated word pairs: the seed's, and each word's nearest met word, in either direction. How many words of
+  // each candidate have a translation on the other side, and whether its first or last words translate each other;
+  // how many have a seed translation, forms of the seed's words included.
+  std::vector<std::uint64_t> translated_pairs = nearest.pairs();
+  const auto seed_words = seed_translations(seed, false);
+  for (const auto& [word, targets] : seed_words) {
+    const auto s = source_side.ids.find(word);
+    if (s == source_side.ids.end()) continue;
+    for (const std::string& target_word : targets) {
+      const auto t = target_side.ids.find(target_word);
+      if (t != target_side.ids.end()) translated_pairs.push_back(word_pair(s->second, t->second));
+    }
+  }
+  const WordPairs translated(std::move(translated_pairs), source_side.words.size(), target_side.words.size());
+  const WordPairs seed_stems(seed_stem_pairs(seed_words, source_side, target_side), source_side.words.size(),
+                             target_side.words.size());
+  parallel_for(blocks, threads, [&](std::size_t block) {
+    for (std::size_t i = block * kBlock; i < std::min(n, (block + 1) * kBlock); ++i) {
+      const std::vector<std::uint32_t>& a = source_side.terms[evidence.source[i]];
+      const std::vector<std::uint32_t>& b = target_side.terms[evidence.target[i]];
+      if (a.empty() || b.empty()) continue;
+      evidence.translated_share[i] = partner_shares(a, b, source_side, target_side, translated).with;
+      const PartnerShares seed_partners = partner_shares(a, b, source_side, target_side, seed_stems);
+      evidence.seed_share[i] = seed_partners.with;
+      evidence.seed_conflict[i] = seed_partners.without;
+      bool edge = false;
+      for (const std::uint32_t x : {a.front(), a.back()})
+        for (const std::uint32_t y : {b.front(), b.back()}) edge = edge || translated.contains(x, y);
+      evidence.edge_agreement[i] = edge ? 1.0f : 0.0f;
+    }
+    progress.advance(std::min(n, (block + 1) * kBlock) - block * kBlock);
+  });
+  progress.finish();
+}
+
+}  // namespace termalign

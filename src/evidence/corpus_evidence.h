@@ -1,0 +1,47 @@
+// Corpus evidence of candidate pairs, from two comparable corpora: the terms' frequencies and the similarity of
+// their contexts (Fung 1998; Rapp 1999; Morin, Daille et al.), the source contexts carried to the target language
+// through the seed lexicon and nearest neighbours in the mapped space.
+#pragma once
+
+#include <string>
+
+#include "io/corpus.h"
+#include "mapping/composition.h"
+#include "mapping/mapping.h"
+#include "rerank/reranker.h"
+#include "termalign/config.h"
+#include "termalign/lexicon.h"
+
+namespace termalign {
+
+struct CorpusEvidenceOptions {
+  std::string source_corpus, target_corpus;
+  int window = 5;                        // context words on each side of an occurrence
+  std::size_t translated_words = 10000;  // the most frequent context words of each side given a mapped neighbour
+  // When under kLowCorpusCoverage of a list's terms occur in its corpus (sanity.h), leave the corpus fields empty,
+  // so that the bundled model trained without corpora ranks the run: such corpora mislead it (swapped corpora
+  // on the sample: 0.887 with the corpus model, 0.910 without).
+  bool leave_out_when_low = false;
+  int threads = 0;
+};
+
+// Gathers both corpora's statistics (gather_corpus_statistics, one pass each) and fills the corpus fields of
+// `evidence` for every candidate:
+// - source_log_frequency, target_log_frequency: log((count + 1) / tokens) of each term in its corpus;
+// - source_log_sentences, target_log_sentences: log((sentences with it + 1) / sentences);
+// - source_frequency_z, target_frequency_z: the log count's z-score among its list's terms (scale-free);
+// - context_similarity: cosine of the target term's context vector and the source term's, translated word by word
+//   (each context word to its seed translations plus its nearest mapped neighbour among the target context words,
+//   its weight shared among them).
+void add_corpus_evidence(const CorpusEvidenceOptions& options, const TermList& source_terms,
+                         const TermList& target_terms, const TermComposer& source, const TermComposer& target,
+                         const Mapping& mapping, const PairList& seed, CandidateEvidence& evidence);
+
+// generate_candidates' one hook for the evidence beyond the embeddings and the spelling: the compositional
+// evidence (compositional.h), then the corpus evidence when `config` gives both corpora.
+void add_evidence_beyond_embeddings(const AlignConfig& config, const TermList& source_terms,
+                                    const TermList& target_terms, const TermComposer& source,
+                                    const TermComposer& target, const Mapping& mapping, const PairList& seed,
+                                    CandidateEvidence& evidence);
+
+}  // namespace termalign

@@ -1,0 +1,501 @@
+#include "termalign/embeddings.h"
+
+#include <fasttext/fasttext.h>
+#include <spdlog/fmt/fmt.h>
+#include <zlib.h>
+
+#include <algorithm>
+#include <charconv>
+#include <chrono>
+#include <cstdint>
+#include <cstring>
+#include <fstream>
+#include <functional>
+#include <iterator>
+#include <string_view>
+#include <unordered_set>
+
+#include "io/fasttext_model_file.h"
+#include "io/float_field.h"
+#include "io/io.h"
+#include "io/mapped_file.h"
+#include "termalign/error.h"
+#include "termalign/interrupt.h"
+#include "termalign/logging.h"
+#include "util/huge_pages.h"
+#include "util/parallel.h"
+
+namespace termalign {
+
+class SubwordModel {
+ public:
+  explicit SubwordModel(const std::string& path) {
+    detail::check_fasttext_model_file(path);
+    try {
+      model_.loadModel(path);
+    } catch (const std::exception& error) {
+      throw_input_error(path, 0, std::string("cannot load fastText model: ") + error.what());
+    }
+  }
+
+  int dim() const { return model_.getDimension(); }
+  const fasttext::Dictionary& dictionary() const { return *model_.getDictionary(); }
+
+  // out: dim floats. Safe to call concurrently: in libfasttext 0.9.2 getWordVector only reads the dictionary
+  // (Dictionary::getSubwords is const and caches nothing) and the input matrix (DenseMatrix::addRowToVector).
+  void word_vector(const std::string& word, float* out) const {
+    fasttext::Vector vector(dim());
+    model_.getWordVector(vector, word);
+    std::copy(vector.data(), vector.data() + vector.size(), out);
+  }
+
+ private:
+  fasttext::FastText model_;
+};
+
+std::optional<std::size_t> Embeddings::row(const std::string& word) const {
+  const auto found = rows.find(word);
+  if (found == rows.end()) return std::nullopt;
+  return found->second;
+}
+
+std::optional<std::size_t> Embeddings::row_any_case(const std::string& word) const {
+  if (auto found = row(word)) return found;
+  const std::string lowered = to_lower(word);
+  if (lowered != word) {
+    if (auto found = row(lowered)) return found;
+  }
+  const std::string key = fold_lowered(lowered);
+  if (key != lowered) {
+    if (auto found = row(key)) return found;
+  }
+  const auto found = folded.find(key);
+  if (found == folded.end()) return std::nullopt;
+  return found->second;
+}
+
+bool Embeddings::subword_vector(const std::string& word, RowVector& out) const {
+  if (!subwords) return false;
+  RowVector vector(subwords->dim());
+  subwords->word_vector(word, vector.data());
+  if ((vector.array() == 0.0f).all()) return false;
+  out = std::move(vector);
+  return true;
+}
+
+namespace {
+
+// Whether `word`'s row is kept: every row without restrict_words, else the wanted words, and with fold_case the
+// words whose folded form (fold_case: lower case, ё as е) is wanted.
+bool wanted_word(const LoadOptions& options, std::string_view word) {
+  if (!options.restrict_words) return true;
+  const std::string text(word);
+  if (options.wanted.count(text) > 0) return true;
+  return options.fold_case && may_change_when_lowered(word) && options.wanted.count(fold_case(word)) > 0;
+}
+
+using Clock = std::chrono::steady_clock;
+
+// The first error of a piece of the file; line 0 = none.
+struct LineError {
+  std::size_t line = 0;
+  std::string message;
+};
+
+void keep_first(LineError& first, std::size_t line, std::string message) {
+  if (line > 0 && (first.line == 0 || line < first.line)) first = {line, std::move(message)};
+}
+
+// A .vec line without its '\n', its '\r' and the trailing space fastText writes.
+std::string_view strip_line_end(std::string_view line) {
+  if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
+  while (!line.empty() && line.back() == ' ') line.remove_suffix(1);
+  return line;
+}
+
+// Calls visit(index, line) for each line of `text` (0-based index, line stripped by strip_line_end) while it
+// returns true.
+template <typename Visit>
+void for_each_line(std::string_view text, Visit&& visit) {
+  for (std::size_t index = 0; !text.empty(); ++index) {
+    const void* newline = std::memchr(text.data(), '\n', text.size());
+    const std::size_t length = newline ? static_cast<const char*>(newline) - text.data() : text.size();
+    const std::string_view line = text.substr(0, length);
+    text.remove_prefix(newline ? length + 1 : length);
+    if (!visit(index, strip_line_end(line))) return;
+  }
+}
+
+std::string quoted(std::string_view text) {
+  constexpr std::size_t longest = 40;
+  if (text.size() <= longest) return "'" + std::string(text) + "'";
+  return "'" + std::string(text.substr(0, longest)) + "...'";
+}
+
+struct VecHeader {
+  std::size_t words = 0;
+  int dim = 0;
+};
+
+VecHeader parse_vec_header(const std::string& path, std::string_view line) {
+  VecHeader header;
+  const auto space = line.find(' ');
+  const char* end = line.data() + line.size();
+  bool valid = space != std::string_view::npos;
+  if (valid) {
+    const auto words = std::from_chars(line.data(), line.data() + space, header.words);
+    const auto dim = std::from_chars(line.data() + space + 1, end, header.dim);
+    valid = words.ec == std::errc() && words.ptr == line.data() + space && dim.ec == std::errc() &&
+            dim.ptr == end && header.words > 0 && header.dim > 0;
+  }
+  if (!valid) {
+    throw_input_error(path, 1,
+                      "bad header: expected '<number of words> <dimension>', both positive, got " + quoted(line));
+  }
+  return header;
+}
+
+// A piece of the body of a .vec file, cut at line ends, parsed on its own.
+struct Chunk {
+  std::string_view text;
+  std::size_t first_line = 0;           // file line (1-based) of its first line
+  std::size_t first_kept_row = 0;       // matrix row of its first kept line
+  std::vector<std::string_view> words;  // one per line, into word_bytes
+  std::string word_bytes;               // the words, copied: the file's pages are released once read
+  std::vector<char> kept;               // one per line
+  LineError error;                      // its first error
+};
+
+std::vector<Chunk> split_into_chunks(std::string_view body, std::size_t target_bytes) {
+  std::vector<Chunk> chunks;
+  while (!body.empty()) {
+    std::size_t length = std::min(std::max<std::size_t>(target_bytes, 1), body.size());
+    const void* newline = std::memchr(body.data() + length - 1, '\n', body.size() - length + 1);
+    length = newline ? static_cast<const char*>(newline) - body.data() + 1 : body.size();
+    chunks.emplace_back().text = body.substr(0, length);
+    body.remove_prefix(length);
+  }
+  return chunks;
+}
+
+// First pass: the word of each line, whether its row is wanted, and the errors of the word itself.
+// Error lines are chunk-relative (1-based) until the chunk's first line is known.
+void scan_words(Chunk& chunk, const LoadOptions& options) {
+  std::vector<std::size_t> ends;
+  for_each_line(chunk.text, [&](std::size_t index, std::string_view line) {
+    const std::string_view word = line.substr(0, line.find(' '));
+    chunk.word_bytes += word;
+    ends.push_back(chunk.word_bytes.size());
+    chunk.kept.push_back(wanted_word(options, word));
+    if (word.empty()) {
+      keep_first(chunk.error, index + 1,
+                 line.empty() ? "empty line" : "the line starts with a space (empty word)");
+    } else if (!is_valid_utf8(word)) {
+      keep_first(chunk.error, index + 1, "the word is not valid UTF-8");
+    }
+    return true;
+  });
+  chunk.words.reserve(ends.size());
+  for (std::size_t i = 0, begin = 0; i < ends.size(); begin = ends[i++]) {
+    chunk.words.emplace_back(chunk.word_bytes.data() + begin, ends[i] - begin);
+  }
+}
+
+// "v1 ... vdim" into row[0, dim), or checked and dropped when row is null; returns an empty string or what is
+// wrong.
+std::string parse_values(std::string_view values, int dim, float* row) {
+  const char* position = values.data();
+  const char* const end = position + values.size();
+  int count = 0;
+  float dropped = 0.0f;
+  while (position != end && count < dim) {
+    const auto field = detail::parse_float_field(position, end, row != nullptr ? row[count] : dropped);
+    if (field.status != detail::FloatStatus::ok) {
+      return "value " + std::to_string(count + 1) + " " + quoted({position, std::size_t(field.end - position)}) +
+             (field.status == detail::FloatStatus::not_finite ? " is not a finite float" : " is not a number");
+    }
+    ++count;
+    position = field.end == end ? end : field.end + 1;
+  }
+  if (count == dim && position == end) return {};
+  const std::size_t found = values.empty() ? 0 : 1 + std::count(values.begin(), values.end(), ' ');
+  return "expected " + std::to_string(dim) + " values after the word, found " + std::to_string(found);
+}
+
+// Second pass: the values of every line, into the matrix for kept lines (when there is a matrix); other lines are
+// only checked.
+void parse_rows(Chunk& chunk, int dim, Matrix* vectors) {
+  std::size_t next_row = chunk.first_kept_row;
+  for_each_line(chunk.text, [&](std::size_t index, std::string_view line) {
+    const std::size_t word_length = chunk.words[index].size();
+    const std::string_view values = line.size() > word_length ? line.substr(word_length + 1) : std::string_view();
+    float* row = vectors != nullptr && chunk.kept[index]
+                     ? vectors->row(static_cast<Eigen::Index>(next_row++)).data()
+                     : nullptr;
+    std::string problem = parse_values(values, dim, row);
+    if (problem.empty()) return true;
+    keep_first(chunk.error, chunk.first_line + index, std::move(problem));
+    return false;
+  });
+}
+
+std::size_t automatic_chunk_bytes(std::size_t body_bytes, int threads) {
+  constexpr std::size_t smallest = std::size_t{1} << 20, largest = std::size_t{16} << 20;
+  return std::clamp(body_bytes / (static_cast<std::size_t>(threads) * 16), smallest, largest);
+}
+
+void log_loaded(const Embeddings& embeddings, std::size_t total, Clock::time_point start) {
+  const double seconds = std::chrono::duration<double>(Clock::now() - start).count();
+  logger().info("{}: {} of {} words kept, dim {}, {:.2f} s", embeddings.path, embeddings.size(), total,
+                embeddings.dim(), seconds);
+}
+
+// The text of a .vec file, parsed on the threads. `prefault` maps a piece of it before it is read and `release`
+// drops a piece read (a memory map's pages: the file is read twice, a piece at a time, and never resident as a
+// whole beside the vectors), or they do nothing.
+Embeddings parse_vec_text(const std::string& path, std::string_view contents,
+                          const std::function<void(std::string_view)>& prefault,
+                          const std::function<void(std::string_view)>& release, const LoadOptions& options,
+                          Clock::time_point start) {
+  if (contents.empty())
+    throw_input_error(path, 1, "empty file (expected a header '<number of words> <dimension>')");
+  if (strip_utf8_bom(contents)) {  // as the other inputs: a UTF-8 byte order mark is ignored
+    logger().warn("{}: starts with a UTF-8 byte order mark; ignored", path);
+  }
+  const auto header_end = contents.find('\n');
+  const VecHeader header = parse_vec_header(path, strip_line_end(contents.substr(0, header_end)));
+  contents.remove_prefix(header_end == std::string_view::npos ? contents.size() : header_end + 1);
+
+  const int threads = resolve_threads(options.threads);
+  std::vector<Chunk> chunks = split_into_chunks(
+      contents, options.chunk_bytes > 0 ? options.chunk_bytes : automatic_chunk_bytes(contents.size(), threads));
+  parallel_for(chunks.size(), threads, [&](std::size_t c) {
+    prefault(chunks[c].text);  // at 20k x 20k: 2,000 of align's page faults
+    scan_words(chunks[c], options);
+    release(chunks[c].text);
+  });
+
+  // Place the chunks: file lines, the most frequent rows, matrix rows; then look for duplicates in file order.
+  std::size_t total_rows = 0, kept_rows = 0;
+  for (Chunk& chunk : chunks) {
+    chunk.first_line = 2 + total_rows;
+    if (chunk.error.line > 0) chunk.error.line += chunk.first_line - 1;
+    if (options.restrict_words && total_rows < options.most_frequent) {
+      const std::size_t frequent = std::min(options.most_frequent - total_rows, chunk.kept.size());
+      std::fill_n(chunk.kept.begin(), frequent, 1);
+    }
+    chunk.first_kept_row = kept_rows;
+    total_rows += chunk.words.size();
+    kept_rows += static_cast<std::size_t>(std::count(chunk.kept.begin(), chunk.kept.end(), 1));
+  }
+  // A valid row holds dim values and dim separators, so at least 2 dim bytes. When the body is too short for
+  // that, some row is malformed: the rows are only checked, to report the first bad line, and the matrix (which
+  // a header announcing a huge dimension would make huge) is never allocated.
+  const bool plausible = kept_rows <= contents.size() / (2 * static_cast<std::size_t>(header.dim));
+  Embeddings embeddings;
+  embeddings.path = path;
+  if (plausible)
+    detail::resize_in_huge_pages(embeddings.vectors, static_cast<Eigen::Index>(kept_rows), header.dim);
+  // The words' checks (duplicates, the header's count) and index, serial, run while the other threads parse the
+  // rows.
+  LineError first_error;
+  const auto check_and_index_words = [&] {
+    std::unordered_map<std::string_view, std::size_t> first_lines;
+    first_lines.reserve(total_rows);
+    for (const Chunk& chunk : chunks) {
+      for (std::size_t index = 0; index < chunk.words.size() && first_error.line == 0; ++index) {
+        const auto inserted = first_lines.emplace(chunk.words[index], chunk.first_line + index);
+        if (!inserted.second && !chunk.words[index].empty()) {
+          first_error = {chunk.first_line + index, "duplicate word " + quoted(chunk.words[index]) +
+                                                       " (first at line " +
+                                                       std::to_string(inserted.first->second) + ")"};
+        }
+      }
+    }
+    if (total_rows > header.words) {
+      keep_first(first_error, header.words + 2,
+                 "more rows than the " + std::to_string(header.words) + " the header announces");
+    } else if (total_rows < header.words) {
+      keep_first(first_error, total_rows + 2,
+                 "the file ends after " + std::to_string(total_rows) + " rows, the header announces " +
+                     std::to_string(header.words));
+    }
+    if (first_error.line > 0 || !plausible) return;  // an error follows: no index needed
+    embeddings.words.reserve(kept_rows);
+    embeddings.rows.reserve(kept_rows);
+    for (const Chunk& chunk : chunks) {
+      for (std::size_t index = 0; index < chunk.words.size(); ++index) {
+        if (!chunk.kept[index]) continue;
+        embeddings.rows.emplace(std::string(chunk.words[index]), embeddings.words.size());
+        embeddings.words.emplace_back(chunk.words[index]);
+      }
+    }
+  };
+  Progress progress(path + ": rows read", total_rows);  // a line every few seconds while a large file loads
+  parallel_for_alongside(
+      chunks.size(), threads,
+      [&](std::size_t c) {
+        prefault(chunks[c].text);
+        parse_rows(chunks[c], header.dim, plausible ? &embeddings.vectors : nullptr);
+        release(chunks[c].text);
+        progress.advance(chunks[c].words.size());
+      },
+      check_and_index_words);
+  progress.finish();
+  for (const Chunk& chunk : chunks) keep_first(first_error, chunk.error.line, chunk.error.message);
+  if (first_error.line > 0) throw_input_error(path, first_error.line, first_error.message);
+  if (!plausible) {  // unreachable: some row is short; kept as a guard
+    throw_input_error(
+        path, 2,
+        "the rows are too short for the dimension " + std::to_string(header.dim) + " the header announces");
+  }
+  log_loaded(embeddings, total_rows, start);
+  return embeddings;
+}
+
+// The whole decompressed text of a gzip file, inflated by zlib in blocks into one buffer.
+std::string gunzip(const std::string& path) {
+  const detail::MappedFile file(path);
+  const std::string_view compressed = file.contents();
+  file.prefault(compressed);
+  z_stream stream{};
+  // 16 + MAX_WBITS: a gzip header and trailer, checked; several concatenated members are read one after another.
+  if (inflateInit2(&stream, 16 + MAX_WBITS) != Z_OK) throw_input_error(path, 0, "zlib cannot start inflating");
+  std::string text;
+  // The gzip trailer's size (modulo 4 GiB) as a first guess of the room needed, believed only up to deflate's
+  // largest ratio (about 1032:1): the trailer is whatever the file says, and a damaged 60-byte file claimed 2.5
+  // GB.
+  if (compressed.size() >= 18) {
+    constexpr std::size_t kMaxDeflateRatio = 1032;
+    std::uint32_t size = 0;
+    std::memcpy(&size, compressed.data() + compressed.size() - 4, 4);
+    text.reserve(std::min(std::max<std::size_t>(size, compressed.size()), kMaxDeflateRatio * compressed.size()));
+  }
+  stream.next_in = reinterpret_cast<Bytef*>(const_cast<char*>(compressed.data()));
+  std::size_t remaining_in = compressed.size();
+  constexpr std::size_t kBlock = std::size_t{1} << 22;
+  int status = Z_OK;
+  std::size_t produced = 0;
+  while (true) {
+    try {
+      throw_if_interrupted();  // a large .vec.gz inflates for tens of seconds
+    } catch (...) {
+      inflateEnd(&stream);
+      throw;
+    }
+    if (stream.avail_in == 0 && remaining_in > 0) {
+      stream.avail_in = static_cast<uInt>(std::min<std::size_t>(remaining_in, UINT32_MAX / 2));
+      remaining_in -= stream.avail_in;
+    }
+    if (text.size() < produced + kBlock) text.resize(produced + kBlock);
+    stream.next_out = reinterpret_cast<Bytef*>(text.data() + produced);
+    stream.avail_out = static_cast<uInt>(kBlock);
+    status = inflate(&stream, Z_NO_FLUSH);
+    produced += kBlock - stream.avail_out;
+    if (status == Z_STREAM_END) {
+      if (stream.avail_in == 0 && remaining_in == 0) break;
+      inflateReset(&stream);  // another gzip member follows
+      continue;
+    }
+    if (status != Z_OK && status != Z_BUF_ERROR) break;
+    if (status == Z_BUF_ERROR && stream.avail_in == 0 && remaining_in == 0) break;
+  }
+  const std::string message = stream.msg ? stream.msg : "";
+  inflateEnd(&stream);
+  if (status != Z_STREAM_END) {
+    throw_input_error(path, 0,
+                      status == Z_BUF_ERROR
+                          ? "truncated gzip file (it ends inside the compressed data)"
+                          : "corrupt gzip file: " +
+                                (message.empty() ? std::string("zlib error ") + std::to_string(status) : message));
+  }
+  text.resize(produced);
+  return text;
+}
+
+bool has_gzip_magic(const std::string& path) {
+  std::ifstream stream(path, std::ios::binary);
+  unsigned char magic[2] = {0, 0};
+  return stream.read(reinterpret_cast<char*>(magic), 2) && magic[0] == 0x1f && magic[1] == 0x8b;
+}
+
+}  // namespace
+
+Embeddings load_vec(const std::string& path, const LoadOptions& options) {
+  const auto start = Clock::now();
+  if (has_gzip_magic(path)) {
+    const std::string text = gunzip(path);
+    logger().debug("{}: {} bytes decompressed in {:.2f} s", path, text.size(),
+                   std::chrono::duration<double>(Clock::now() - start).count());
+    const auto nothing = [](std::string_view) {};
+    return parse_vec_text(path, text, nothing, nothing, options, start);
+  }
+  const detail::MappedFile file(path);
+  return parse_vec_text(
+      path, file.contents(), [&file](std::string_view part) { file.prefault(part); },
+      [&file](std::string_view part) { file.release(part); }, options, start);
+}
+
+std::string format_vec(const std::vector<std::string>& words, const Matrix& vectors, int threads) {
+  TERMALIGN_CHECK(words.size() == static_cast<std::size_t>(vectors.rows()), "one word per row");
+  constexpr std::size_t kBlock = 1024;
+  const std::size_t blocks = (words.size() + kBlock - 1) / kBlock;
+  std::vector<std::string> texts(blocks);
+  parallel_for(blocks, threads, [&](std::size_t block) {
+    fmt::memory_buffer out;
+    for (std::size_t r = block * kBlock; r < std::min(words.size(), (block + 1) * kBlock); ++r) {
+      fmt::format_to(std::back_inserter(out), "{}", words[r]);
+      // The shortest text that reads back to the same float.
+      for (const float value : vectors.row(static_cast<Eigen::Index>(r)))
+        fmt::format_to(std::back_inserter(out), " {}", value);
+      out.push_back('\n');
+    }
+    texts[block] = fmt::to_string(out);
+  });
+  std::string text = fmt::format("{} {}\n", words.size(), vectors.cols());
+  for (const auto& part : texts) text += part;
+  return text;
+}
+
+Embeddings load_fasttext_bin(const std::string& path, const LoadOptions& options) {
+  const auto start = Clock::now();
+  auto model = std::make_shared<const SubwordModel>(path);
+  const fasttext::Dictionary& dictionary = model->dictionary();
+
+  Embeddings embeddings;
+  embeddings.path = path;
+  const std::int32_t word_count = dictionary.nwords();  // the dictionary lists its words most frequent first
+  for (std::int32_t id = 0; id < word_count; ++id) {
+    std::string word = dictionary.getWord(id);
+    if (static_cast<std::size_t>(id) >= options.most_frequent && !wanted_word(options, word)) continue;
+    if (!is_valid_utf8(word)) {
+      throw_input_error(path, 0, "dictionary word " + std::to_string(id + 1) + " is not valid UTF-8");
+    }
+    embeddings.rows.emplace(word, embeddings.words.size());
+    embeddings.words.push_back(std::move(word));
+  }
+  detail::resize_in_huge_pages(embeddings.vectors, static_cast<Eigen::Index>(embeddings.words.size()),
+                               model->dim());
+  parallel_for(embeddings.words.size(), options.threads, [&](std::size_t row) {
+    model->word_vector(embeddings.words[row], embeddings.vectors.row(static_cast<Eigen::Index>(row)).data());
+  });
+  embeddings.subwords = std::move(model);
+  log_loaded(embeddings, static_cast<std::size_t>(word_count), start);
+  return embeddings;
+}
+
+Embeddings load_embeddings(const std::string& path, const LoadOptions& options) {
+  Embeddings embeddings =
+      detail::has_fasttext_magic(path) ? load_fasttext_bin(path, options) : load_vec(path, options);
+  if (options.fold_case) {
+    for (std::size_t r = 0; r < embeddings.words.size(); ++r) {
+      const std::string& word = embeddings.words[r];
+      if (!may_change_when_lowered(word)) continue;
+      std::string key = fold_case(word);
+      if (key != word && embeddings.rows.count(key) == 0) embeddings.folded.try_emplace(std::move(key), r);
+    }
+  }
+  return embeddings;
+}
+
+}  // namespace termalign

@@ -1,0 +1,69 @@
+// Guards against running out of memory or leaving debris behind: the scoring memory estimate and its guard, and
+// the SIGINT / SIGTERM handling that removes temporary output files.
+#pragma once
+
+#include <cstddef>
+#include <optional>
+#include <string>
+
+#include "scoring/scoring.h"
+#include "termalign/config.h"
+#include "termalign/embeddings.h"
+
+namespace termalign {
+
+// What scoring n1 source terms against n2 target terms of dimension d will allocate, in bytes.
+struct ScoringMemory {
+  std::size_t term_matrices =
+      0;                         // X (n1 x d) and Z (n2 x d), plus the frequent words of vocabulary neighbourhoods
+  std::size_t tile_buffers = 0;  // per thread: one tile of similarities and the padded rows of both sides
+  std::size_t top_lists = 0;     // per-row lists, per-thread column lists and their merge, for both passes
+  std::size_t candidates = 0;    // the kept candidate pairs
+  std::size_t total() const { return term_matrices + tile_buffers + top_lists + candidates; }
+};
+
+struct ScoringShape {
+  std::size_t source_terms = 0, target_terms = 0, dim = 0;
+  std::size_t target_lists = 0;  // sources each target's list keeps (the full evidence's top_m; 0: no lists)
+};
+
+// The estimate for the configured scoring (k, neighbourhood, top_m, mutual_m, cap) with these tiles;
+// `tiles.threads` is resolved as parallel_for does (0 = all cores).
+ScoringMemory estimate_scoring_memory(const ScoringShape& shape, const AlignConfig& config,
+                                      const TileOptions& tiles);
+
+// The memory the scoring may use, in bytes: the limit a program set (set_scoring_memory_limit; the CLI sets
+// TERMALIGN_MAX_MEMORY_MB's), otherwise MemAvailable of /proc/meminfo; nullopt when neither is known.
+std::optional<std::size_t> scoring_memory_limit();
+// Sets the limit (nullopt: MemAvailable again). The library reads no environment variable.
+void set_scoring_memory_limit(std::optional<std::size_t> bytes);
+// A number of MiB as typed ("512", "0.5") in bytes; a usage error naming TERMALIGN_MAX_MEMORY_MB unless positive.
+std::size_t parse_memory_limit_mb(const std::string& text);
+
+// Before scoring X (n1 x d) against Z (n2 x d): when the estimate exceeds scoring_memory_limit(), halves the tile
+// sizes (logging it) until it fits; when even the smallest tiles do not fit, a resources error (exit 5) says what
+// the run needs and what to change.
+// `target_lists`: as ScoringShape's.
+void guard_scoring_memory(const Matrix& X, const Matrix& Z, const AlignConfig& config, TileOptions& tiles,
+                          std::size_t target_lists = 0);
+
+// "1.5 MiB": a byte count for messages.
+std::string format_bytes(std::size_t bytes);
+
+// glibc's allocator set so that a run's millions of small blocks and many few-MB buffers do not pay a page fault
+// each: freed memory stays in the process and the heap's first blocks are in transparent huge pages (the settings
+// and what they save: docs/performance.md). Called once by the CLI at start, before any other allocation of note;
+// elsewhere (not glibc) it does nothing. A library user may call it likewise.
+void tune_allocator();
+
+// SIGINT and SIGTERM: remove the registered temporary files and exit at once with 130 (ErrorKind::interrupted).
+// Installed once by the CLI; a library user that wants its own handling does not call it.
+void install_interrupt_handlers();
+
+// Temporary files that a signal must remove (AtomicFile's). Registration takes a fixed slot that the handler reads
+// without locks; when all slots are taken the file is simply not registered. Unregistering an unknown path is a
+// no-op.
+void register_temporary_file(const std::string& path);
+void unregister_temporary_file(const std::string& path);
+
+}  // namespace termalign
