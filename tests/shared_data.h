@@ -26,6 +26,19 @@ inline bool shared_file_or_skip(const std::string& file) {
   return false;
 }
 
+// A configuration with the bundled sample's inputs (data/sample, models/sample/{en,fr}.`extension`), every other
+// option at its default.
+inline termalign::AlignConfig sample_inputs(const std::string& extension = "vec") {
+  const std::string source = TERMALIGN_SOURCE_DIR;
+  termalign::AlignConfig config;
+  config.input.src_vectors = source + "/models/sample/en." + extension;
+  config.input.tgt_vectors = source + "/models/sample/fr." + extension;
+  config.input.seed = source + "/data/sample/seed-en-fr.txt";
+  config.input.src_terms = source + "/data/sample/terms-en.txt";
+  config.input.tgt_terms = source + "/data/sample/terms-fr.txt";
+  return config;
+}
+
 // A configuration with the en-fr inputs of the BUCC dataset folder `dataset` (term lists, seed and, with
 // `corpora`, the corpora: resolve_dataset) and the vectors `vectors`/en.`extension` and fr.`extension`; `gold`
 // receives the dataset's gold.

@@ -12,6 +12,7 @@
 #include "captured_log.h"
 #include "evaluation/ablation.h"
 #include "io/io.h"
+#include "shared_data.h"
 #include "skip.h"
 #include "termalign/aligner.h"
 #include "termalign/config.h"
@@ -206,12 +207,7 @@ TEST_CASE("ablation: a grid over a dataset folder takes its inputs and its gold"
   CHECK(result.runs[0].gold == source_dir + "/data/sample/terms-en-fr.txt");
   CHECK(result.runs[0].config.input.src_terms == source_dir + "/data/sample/terms-en.txt");
   // The same AP as the files named one by one (without corpora, as the grid says).
-  AlignConfig named;
-  named.input.src_vectors = source_dir + "/models/sample/en.vec";
-  named.input.tgt_vectors = source_dir + "/models/sample/fr.vec";
-  named.input.seed = source_dir + "/data/sample/seed-en-fr.txt";
-  named.input.src_terms = source_dir + "/data/sample/terms-en.txt";
-  named.input.tgt_terms = source_dir + "/data/sample/terms-fr.txt";
+  const AlignConfig named = termalign_tests::sample_inputs();
   CHECK(result.runs[0].evaluation.ap == direct_ap(named));
   // Without a folder, a grid still needs [dataset] gold.
   const std::string no_gold = write_grid("no-gold", "");

@@ -40,12 +40,7 @@ constexpr double kFigureMargin = 1e-3;
 
 AlignConfig sample_config(const std::string& vectors_extension, const std::string& out_name) {
   std::filesystem::create_directories(kOutputs);
-  AlignConfig config;
-  config.input.src_vectors = kSource + "/models/sample/en." + vectors_extension;
-  config.input.tgt_vectors = kSource + "/models/sample/fr." + vectors_extension;
-  config.input.seed = kSource + "/data/sample/seed-en-fr.txt";
-  config.input.src_terms = kSource + "/data/sample/terms-en.txt";
-  config.input.tgt_terms = kSource + "/data/sample/terms-fr.txt";
+  AlignConfig config = termalign_tests::sample_inputs(vectors_extension);
   config.output.out = kOutputs + "/" + out_name;
   return config;
 }

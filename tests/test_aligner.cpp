@@ -9,6 +9,7 @@
 #include "evaluation/explain.h"
 #include "evidence/orthography.h"
 #include "rerank/reranker.h"
+#include "shared_data.h"
 #include "termalign/aligner.h"
 #include "termalign/lexicon.h"
 
@@ -16,16 +17,10 @@ using namespace termalign;
 
 namespace {
 
-const std::string kSource = TERMALIGN_SOURCE_DIR;
 
 // The sample's inputs, every other option at its default (the bundled re-ranker, orthography on).
 AlignConfig sample_inputs() {
-  AlignConfig config;
-  config.input.src_vectors = kSource + "/models/sample/en.vec";
-  config.input.tgt_vectors = kSource + "/models/sample/fr.vec";
-  config.input.seed = kSource + "/data/sample/seed-en-fr.txt";
-  config.input.src_terms = kSource + "/data/sample/terms-en.txt";
-  config.input.tgt_terms = kSource + "/data/sample/terms-fr.txt";
+  AlignConfig config = termalign_tests::sample_inputs();
   config.scoring.threads = 2;
   return config;
 }
