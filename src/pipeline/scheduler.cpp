@@ -227,8 +227,7 @@ class Scheduler {
   void choose_word_vectors_fate() {
     fate_chosen_ = true;
     word_bytes_ = sizeof(float) * static_cast<std::size_t>(source_.vectors.size() + target_.vectors.size());
-    keeps_word_vectors_ = full_evidence_ || config_.scoring.neighbourhood != Neighbourhood::terms;
-    if (!keeps_word_vectors_) {
+    if (!full_evidence_ && config_.scoring.neighbourhood == Neighbourhood::terms) {
       fate_ = WordVectors::free;
     } else if (config_.scoring.neighbourhood == Neighbourhood::terms && config_.scoring.spill_mb > 0 &&
                word_bytes_ > config_.scoring.spill_mb * (std::size_t{1} << 20)) {
@@ -299,7 +298,8 @@ class Scheduler {
   // The candidates by term ids with their evidence: CSLS and cosine always, the rest as configured. The word
   // vectors were kept for the full evidence (release_for_scoring), and come back from disk when spilled.
   CandidateSet collect_evidence() {
-    TERMALIGN_CHECK(!full_evidence_ || keeps_word_vectors_, "the word-level evidence needs the word vectors");
+    TERMALIGN_CHECK(!full_evidence_ || fate_ != WordVectors::free,
+                    "the word-level evidence needs the word vectors");
     const WordEvidenceInputs words{source_, target_, mapping_, source_composition_, target_composition_, seed_};
     pipeline::collect_evidence(
         config_, full_evidence_, X_, Z_, scored_, other_, words,
@@ -369,7 +369,6 @@ class Scheduler {
   Embeddings source_, target_;
   Mapping mapping_;
   ComposedTerms X_, Z_;
-  bool keeps_word_vectors_ = true;
   bool fate_chosen_ = false;
   WordVectors fate_ = WordVectors::keep;
   std::size_t word_bytes_ = 0;
