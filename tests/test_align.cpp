@@ -5,6 +5,7 @@
 #include <filesystem>
 #include <map>
 #include <numeric>
+#include <random>
 #include <set>
 #include <string>
 #include <tuple>
@@ -410,24 +411,77 @@ TEST_CASE("Corpus vectors are combined with the general ones by their weight", "
   }
 }
 
-TEST_CASE("Word vectors spilled to disk during the scoring give the same list and leave no file", "[align]") {
-  AlignConfig kept = sample_config("vec", "spill-kept.tsv");
+namespace {
+// Runs `config` with spill_mb 0 and 1 (the second writing into a folder of its own): both give the same list, the
+// second says once that `what` waited in a temporary file there, and leaves no file behind.
+void check_spill(const AlignConfig& config, const std::string& name, const std::string& what) {
+  AlignConfig kept = config;
+  kept.output.out = kOutputs + "/" + name + "-kept.tsv";
   kept.scoring.spill_mb = 0;
   run_align(kept);
-  const std::string folder = kOutputs + "/spill";
+  const std::string folder = kOutputs + "/" + name;
   std::filesystem::remove_all(folder);
   std::filesystem::create_directories(folder);
-  AlignConfig spilled = sample_config("vec", "spill/spilled.tsv");
-  spilled.scoring.spill_mb = 1;  // the sample's word vectors take 3.2 MiB
+  AlignConfig spilled = config;
+  spilled.output.out = folder + "/spilled.tsv";
+  spilled.scoring.spill_mb = 1;
   {
     const CapturedLog log;
     run_align(spilled);
-    CHECK(log.lines_with("info", "wait in a temporary file in " + folder).size() == 1);
+    CHECK(log.lines_with("info", what + " wait in a temporary file in " + folder).size() == 1);
   }
   CHECK(read_file(spilled.output.out) == read_file(kept.output.out));
   std::set<std::string> files;
   for (const auto& entry : std::filesystem::directory_iterator(folder)) files.insert(entry.path().filename());
   CHECK(files == std::set<std::string>{"spilled.tsv", "spilled.tsv.config.toml"});
+}
+}  // namespace
+
+TEST_CASE("Word vectors spilled to disk during the scoring give the same list and leave no file", "[align]") {
+  SECTION("the word vectors the corpus evidence reads") {
+    AlignConfig config = sample_config("vec", "unused.tsv");  // the sample's word vectors take 3.2 MiB
+    config.input.src_corpus = kSource + "/data/sample/corpus-en.txt";
+    config.input.tgt_corpus = kSource + "/data/sample/corpus-fr.txt";
+    check_spill(config, "spill-corpus", "the word vectors");
+  }
+  SECTION("the terms' words, mapped for the word-level evidence") {
+    // 3000 words a side, each in one two-word term: 1.1 MiB of mapped word vectors a side (the sample's take
+    // 0.4 MiB). Target words are the source words' vectors plus noise, so that the seed's map finds them.
+    const std::string folder = kOutputs + "/spill-words-input";
+    std::filesystem::create_directories(folder);
+    constexpr int kWords = 3000, kDim = 100;
+    std::mt19937 generator(7);
+    std::normal_distribution<float> normal;
+    std::string source_vec = std::to_string(kWords) + " " + std::to_string(kDim) + "\n", target_vec = source_vec;
+    std::string source_terms, target_terms, seed;
+    for (int w = 0; w < kWords; ++w) {
+      source_vec += "s" + std::to_string(w);
+      target_vec += "t" + std::to_string(w);
+      for (int d = 0; d < kDim; ++d) {
+        const float value = normal(generator);
+        source_vec += " " + std::to_string(value);
+        target_vec += " " + std::to_string(value + 0.3f * normal(generator));
+      }
+      source_vec += "\n";
+      target_vec += "\n";
+      if (w % 2 == 1) {
+        source_terms += "s" + std::to_string(w - 1) + " s" + std::to_string(w) + "\n";
+        target_terms += "t" + std::to_string(w - 1) + " t" + std::to_string(w) + "\n";
+      }
+      if (w < 600) seed += "s" + std::to_string(w) + "\tt" + std::to_string(w) + "\n";
+    }
+    const std::vector<std::pair<std::string, const std::string*>> files = {
+        {"en.vec", &source_vec}, {"fr.vec", &target_vec}, {"terms-en.txt", &source_terms},
+        {"terms-fr.txt", &target_terms}, {"seed.txt", &seed}};
+    for (const auto& [name, text] : files) write_file_atomically(folder + "/" + name, *text);
+    AlignConfig config;
+    config.input.src_vectors = folder + "/en.vec";
+    config.input.tgt_vectors = folder + "/fr.vec";
+    config.input.src_terms = folder + "/terms-en.txt";
+    config.input.tgt_terms = folder + "/terms-fr.txt";
+    config.input.seed = folder + "/seed.txt";
+    check_spill(config, "spill-words", "the terms' words' vectors (2.3 MiB)");
+  }
 }
 
 TEST_CASE("The orthographic work bound is an option: 0 searches exactly, a reached bound is logged", "[align]") {

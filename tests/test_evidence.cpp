@@ -109,8 +109,10 @@ CandidateEvidence first_source_evidence(const std::vector<std::string>& source_w
     evidence.source.push_back(0);
     evidence.target.push_back(target_term);
   }
-  add_compositional_evidence(source_terms, target_terms, source_composer, target_composer, mapping, seed, 1,
-                             evidence);
+  TermWords source_list = term_words(source_terms.terms), target_list = term_words(target_terms.terms);
+  source_list.vectors = mapped_word_vectors(source_list.words, source_composer, mapping.source_transform, 1);
+  target_list.vectors = mapped_word_vectors(target_list.words, target_composer, mapping.target_transform, 1);
+  add_compositional_evidence(source_list, target_list, seed, 1, evidence);
   return evidence;
 }
 }  // namespace

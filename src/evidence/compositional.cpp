@@ -22,10 +22,13 @@ namespace {
 // The distinct words (lower-cased) of the candidates' terms on one side, each term's words as their ids, and each
 // word's weight: its inverse document frequency among those terms, ln((terms + 1) / terms with the word). Words of
 // many terms (`de`, `of`, `der`, a domain's `file`) weigh little in the word-level evidence, words of one term
-// most: a language-independent stand-in for a stop list.
+// most: a language-independent stand-in for a stop list. The words and their vectors are the list's TermWords':
+// a word id here is a word's place among the candidates' words, `row` its id there.
 struct SideWords {
-  std::vector<std::string> words;
-  std::unordered_map<std::string, std::uint32_t> ids;
+  const TermWords& list;
+  std::vector<std::string_view> words;
+  std::unordered_map<std::string_view, std::uint32_t> ids;
+  std::vector<std::uint32_t> row;                 // by word id: its id in `list` (its row of list.vectors)
   std::vector<std::vector<std::uint32_t>> terms;  // by term id: its word ids, in order (empty: not a candidate's)
   std::vector<float> weight;                      // by word id
   // The summed weights of the words of `term` (word ids).
@@ -34,25 +37,28 @@ struct SideWords {
     for (const std::uint32_t word : term) sum += weight[word];
     return sum;
   }
+  bool usable(std::uint32_t word) const { return list.vectors.usable[row[word]] != 0; }
+  auto vector(std::uint32_t word) const { return list.vectors.vectors.row(row[word]); }
 };
 
-// A term's first words that the word-level evidence reads: terms have a few words, and a line of thousands (a
-// malformed list) would cost words x candidates of work for nothing.
-constexpr std::size_t kMaxEvidenceWords = 64;
-
-SideWords side_words(const TermList& list, const std::vector<std::uint32_t>& term_ids) {
-  SideWords side;
-  side.terms.resize(list.size());
-  std::vector<char> seen(list.size(), 0);
+SideWords side_words(const TermWords& list, const std::vector<std::uint32_t>& term_ids) {
+  SideWords side{list, {}, {}, {}, {}, {}};
+  side.terms.resize(list.terms());
+  constexpr std::uint32_t kNone = std::numeric_limits<std::uint32_t>::max();
+  std::vector<std::uint32_t> side_id(list.words.size(), kNone);  // by id in `list`
+  std::vector<char> seen(list.terms(), 0);
   for (const std::uint32_t term : term_ids) {
     if (seen[term]) continue;
     seen[term] = 1;
-    std::vector<std::string> words = split_words(fold_case(list.terms[term]));
-    if (words.size() > kMaxEvidenceWords) words.resize(kMaxEvidenceWords);
-    for (const std::string& word : words) {
-      const auto [found, added] = side.ids.try_emplace(word, static_cast<std::uint32_t>(side.words.size()));
-      if (added) side.words.push_back(word);
-      side.terms[term].push_back(found->second);
+    for (std::size_t k = list.first[term]; k < list.first[term + 1]; ++k) {
+      const std::uint32_t word = list.word_ids[k];
+      if (side_id[word] == kNone) {
+        side_id[word] = static_cast<std::uint32_t>(side.words.size());
+        side.words.push_back(list.words[word]);
+        side.ids.emplace(list.words[word], side_id[word]);
+        side.row.push_back(word);
+      }
+      side.terms[term].push_back(side_id[word]);
     }
   }
   std::vector<std::uint32_t> terms_with(side.words.size(), 0), last_term(side.words.size(), 0);
@@ -257,15 +263,14 @@ class NearestMetWords {
 // word's best cosine on the other side, averaged over each term's words with a vector (weighted), the two
 // directions averaged; 0 when a side has no word with a vector.
 float soft_alignment(const std::vector<std::uint32_t>& a, const std::vector<std::uint32_t>& b,
-                     const SideWords& source_side, const SideWords& target_side, const WordVectors& source_vectors,
-                     const WordVectors& target_vectors,
+                     const SideWords& source_side, const SideWords& target_side,
                      const std::vector<std::tuple<float, std::size_t, std::size_t>>& pairs,
                      std::vector<float>& source_best, std::vector<float>& target_best) {
   const float lowest = -std::numeric_limits<float>::infinity();
   source_best.assign(a.size(), lowest);
   target_best.assign(b.size(), lowest);
   for (const auto& [similarity, x, y] : pairs) {
-    if (!source_vectors.usable[a[x]] || !target_vectors.usable[b[y]]) continue;
+    if (!source_side.usable(a[x]) || !target_side.usable(b[y])) continue;
     source_best[x] = std::max(source_best[x], similarity);
     target_best[y] = std::max(target_best[y], similarity);
   }
@@ -303,15 +308,10 @@ bool compound_member(std::string_view part, std::string_view word) {
   return letters >= kStemPrefix;
 }
 
-void add_compositional_evidence(const TermList& source_terms, const TermList& target_terms,
-                                const TermComposer& source, const TermComposer& target, const Mapping& mapping,
-                                const PairList& seed, int threads, CandidateEvidence& evidence) {
-  const SideWords source_side = side_words(source_terms, evidence.source);
-  const SideWords target_side = side_words(target_terms, evidence.target);
-  const WordVectors source_vectors =
-      mapped_word_vectors(source_side.words, source, mapping.source_transform, threads);
-  const WordVectors target_vectors =
-      mapped_word_vectors(target_side.words, target, mapping.target_transform, threads);
+void add_compositional_evidence(const TermWords& source_words, const TermWords& target_words, const PairList& seed,
+                                int threads, CandidateEvidence& evidence) {
+  const SideWords source_side = side_words(source_words, evidence.source);
+  const SideWords target_side = side_words(target_words, evidence.target);
 
   const std::size_t n = evidence.size();
   evidence.one_to_one.assign(n, 0.0f);
@@ -338,15 +338,15 @@ void add_compositional_evidence(const TermList& source_terms, const TermList& ta
       if (a.empty() || b.empty()) continue;
       pairs.clear();
       for (std::size_t x = 0; x < a.size(); ++x) {
-        const auto row = source_vectors.vectors.row(a[x]);
+        const auto row = source_side.vector(a[x]);
         for (std::size_t y = 0; y < b.size(); ++y) {
-          const float cosine = row.dot(target_vectors.vectors.row(b[y]));
+          const float cosine = row.dot(target_side.vector(b[y]));
           pairs.emplace_back(cosine, x, y);
-          if (source_vectors.usable[a[x]] && target_vectors.usable[b[y]]) nearest.offer(cosine, a[x], b[y]);
+          if (source_side.usable(a[x]) && target_side.usable(b[y])) nearest.offer(cosine, a[x], b[y]);
         }
       }
-      evidence.word_alignment[i] = soft_alignment(a, b, source_side, target_side, source_vectors, target_vectors,
-                                                  pairs, source_best, target_best);
+      evidence.word_alignment[i] = soft_alignment(a, b, source_side, target_side, pairs, source_best,
+                                                  target_best);
       // Greedy one-to-one matching by cosine: the best remaining pair first.
       std::sort(pairs.begin(), pairs.end(), [](const auto& p, const auto& q) {
         return std::get<0>(p) != std::get<0>(q) ? std::get<0>(p) > std::get<0>(q) : p < q;

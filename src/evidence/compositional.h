@@ -4,8 +4,7 @@
 
 #include <string_view>
 
-#include "mapping/composition.h"
-#include "mapping/mapping.h"
+#include "evidence/word_translation.h"
 #include "rerank/reranker.h"
 #include "termalign/lexicon.h"
 
@@ -27,8 +26,8 @@ bool same_stem(std::string_view a, std::string_view b);
 bool compound_member(std::string_view part, std::string_view word);
 
 // Fills evidence.word_alignment, one_to_one, translated_share, edge_agreement, seed_share and seed_conflict for
-// every candidate,
-// from the mapped vectors of the distinct words of the candidates' terms (each word once, lower-cased). Words are
+// every candidate, from the mapped vectors of the distinct words of the candidates' terms (each word once,
+// lower-cased), read from the two lists' TermWords (word_translation.h). Words are
 // weighted by their inverse document frequency among their side's candidate terms, ln((terms + 1) / terms with
 // the word), so that the words of many terms (`de`, `of`, `der`) count little; means and shares are weighted:
 // - word_alignment: each word's best cosine among the other term's words, averaged over each term's words with a
@@ -48,8 +47,7 @@ bool compound_member(std::string_view part, std::string_view word);
 // - seed_conflict: the share of the two terms' words that have seed translations among the other side's words
 //   but none in the other term: `left` in `left list box` against `zone de liste droite` (the seed says `gauche`),
 //   and `droite` (the seed's `right`), where the mapped vectors of the two antonyms are close.
-void add_compositional_evidence(const TermList& source_terms, const TermList& target_terms,
-                                const TermComposer& source, const TermComposer& target, const Mapping& mapping,
-                                const PairList& seed, int threads, CandidateEvidence& evidence);
+void add_compositional_evidence(const TermWords& source_words, const TermWords& target_words, const PairList& seed,
+                                int threads, CandidateEvidence& evidence);
 
 }  // namespace termalign

@@ -5,7 +5,6 @@
 #include <cmath>
 #include <numeric>
 
-#include "evidence/compositional.h"
 #include "evidence/word_translation.h"
 #include "io/io.h"
 #include "io/sanity.h"
@@ -164,25 +163,14 @@ void add_corpus_evidence(const CorpusEvidenceOptions& options, const TermList& s
                 std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count());
 }
 
-void add_evidence_beyond_embeddings(const AlignConfig& config, const TermList& source_terms,
-                                    const TermList& target_terms, const TermComposer& source,
-                                    const TermComposer& target, const Mapping& mapping, const PairList& seed,
-                                    CandidateEvidence& evidence) {
-  if (seed.pairs.empty()) {
-    logger().warn(
-        "no seed lexicon: the re-ranker's seed evidence (comp_seed_share, comp_seed_conflict) is 0 for every "
-        "candidate, which the models never saw in training; with --mapping, give the --seed it was fitted on too");
-  }
-  add_compositional_evidence(source_terms, target_terms, source, target, mapping, seed, config.scoring.threads,
-                             evidence);
-  if (config.input.src_corpus.empty()) return;
+CorpusEvidenceOptions corpus_evidence_options(const AlignConfig& config) {
   CorpusEvidenceOptions options;
   options.source_corpus = config.input.src_corpus;
   options.target_corpus = config.input.tgt_corpus;
   options.window = config.input.corpus_window;
   options.threads = config.scoring.threads;
   options.leave_out_when_low = config.input.reranker == kDefaultReranker;
-  add_corpus_evidence(options, source_terms, target_terms, source, target, mapping, seed, evidence);
+  return options;
 }
 
 }  // namespace termalign

@@ -37,11 +37,8 @@ void add_corpus_evidence(const CorpusEvidenceOptions& options, const TermList& s
                          const TermList& target_terms, const TermComposer& source, const TermComposer& target,
                          const Mapping& mapping, const PairList& seed, CandidateEvidence& evidence);
 
-// generate_candidates' one hook for the evidence beyond the embeddings and the spelling: the compositional
-// evidence (compositional.h), then the corpus evidence when `config` gives both corpora.
-void add_evidence_beyond_embeddings(const AlignConfig& config, const TermList& source_terms,
-                                    const TermList& target_terms, const TermComposer& source,
-                                    const TermComposer& target, const Mapping& mapping, const PairList& seed,
-                                    CandidateEvidence& evidence);
+// The corpus evidence's options as `config` sets them (its corpora, window and threads; the corpus fields left out
+// when low only under the bundled model).
+CorpusEvidenceOptions corpus_evidence_options(const AlignConfig& config);
 
 }  // namespace termalign

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <numeric>
+#include <unordered_map>
 
 #include "io/io.h"
 #include "util/parallel.h"
@@ -38,6 +39,24 @@ WordVectors mapped_word_vectors(const std::vector<std::string>& words, const Ter
       if (result.usable[static_cast<std::size_t>(first + r)]) result.vectors.row(first + r) = mapped.row(r) / norm;
     }
   });
+  return result;
+}
+
+TermWords term_words(const std::vector<std::string>& terms) {
+  TermWords result;
+  std::unordered_map<std::string, std::uint32_t> ids;
+  result.first.reserve(terms.size() + 1);
+  result.first.push_back(0);
+  for (const std::string& term : terms) {
+    std::vector<std::string> words = split_words(fold_case(term));
+    if (words.size() > kMaxEvidenceWords) words.resize(kMaxEvidenceWords);
+    for (std::string& word : words) {
+      const auto [found, added] = ids.try_emplace(word, static_cast<std::uint32_t>(result.words.size()));
+      if (added) result.words.push_back(std::move(word));
+      result.word_ids.push_back(found->second);
+    }
+    result.first.push_back(result.word_ids.size());
+  }
   return result;
 }
 

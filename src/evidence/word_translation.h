@@ -26,6 +26,22 @@ struct WordVectors {
 WordVectors mapped_word_vectors(const std::vector<std::string>& words, const TermComposer& composer,
                                 const Matrix& transform, int threads);
 
+// A term list's words as the word-level evidence reads them: the distinct words of its terms (each term lower-cased,
+// split into words, its first kMaxEvidenceWords), each term's words, and their mapped vectors. Made while the word
+// vectors are loaded (the scheduler then frees them: at 300k-word vocabularies they are as large as the terms'
+// words and the term vectors together), read after the scoring.
+constexpr std::size_t kMaxEvidenceWords = 64;  // a line of thousands of words (a malformed list) costs nothing
+struct TermWords {
+  std::vector<std::string> words;         // by word id, in order of first use in the list
+  std::vector<std::size_t> first;         // by term id: its words are word_ids[first[term], first[term + 1])
+  std::vector<std::uint32_t> word_ids;    // each term's word ids, in order
+  WordVectors vectors;                    // by word id: mapped_word_vectors(words, ...), set by the caller
+  std::size_t terms() const { return first.empty() ? 0 : first.size() - 1; }
+};
+
+// The words of `terms`, without their vectors.
+TermWords term_words(const std::vector<std::string>& terms);
+
 // For each row of `from`, the indices of its `k` rows of `to` with the highest cosine, best first (fewer when `to`
 // has fewer usable rows); empty for an unusable row. Blocked products on `threads` threads.
 std::vector<std::vector<std::uint32_t>> nearest_rows(const WordVectors& from, const WordVectors& to, std::size_t k,

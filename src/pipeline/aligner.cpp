@@ -219,9 +219,22 @@ CandidateSet Aligner::collect_evidence(const std::vector<std::string>& source_te
       full_evidence ? composition_for(source_terms, Side::source) : config_.composition;
   const CompositionOptions target_composition =
       full_evidence ? composition_for(target_terms, Side::target) : config_.composition;
-  const pipeline::WordEvidenceInputs words{normalised_source_, normalised_target_, mapping_,
-                                           source_composition, target_composition, seed_};
-  pipeline::collect_evidence(config_, full_evidence, X, Z, scored, other, words, nullptr, result);
+  TermWords source_words, target_words;
+  if (full_evidence) {
+    const int threads = config_.scoring.threads;
+    source_words = term_words(source_terms);
+    target_words = term_words(target_terms);
+    source_words.vectors =
+        mapped_word_vectors(source_words.words, TermComposer(normalised_source_, mapping_.source, source_composition),
+                            mapping_.source_transform, threads);
+    target_words.vectors =
+        mapped_word_vectors(target_words.words, TermComposer(normalised_target_, mapping_.target, target_composition),
+                            mapping_.target_transform, threads);
+  }
+  const pipeline::WordEvidenceInputs words{source_words,       target_words,       seed_,
+                                           normalised_source_, normalised_target_, mapping_,
+                                           source_composition, target_composition};
+  pipeline::collect_evidence(config_, full_evidence, X, Z, scored, other, words, result);
   return result;
 }
 

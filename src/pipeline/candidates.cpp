@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <limits>
 
+#include "evidence/compositional.h"
 #include "evidence/corpus_evidence.h"
 #include "pipeline/stages.h"
 #include "termalign/logging.h"
@@ -255,7 +256,7 @@ OtherCandidates add_other_candidates(const AlignConfig& config, bool full_eviden
 
 void collect_evidence(const AlignConfig& config, bool full_evidence, ComposedTerms& X, ComposedTerms& Z,
                       CslsSelection& scored, OtherCandidates& other, const WordEvidenceInputs& words,
-                      const std::function<void()>& before_word_evidence, CandidateSet& result) {
+                      CandidateSet& result) {
   keep_neighbourhood_means(X, Z, scored.means, result);
   CandidateEvidence& evidence = result.evidence;
   const std::vector<Candidate>& candidates = scored.candidates;
@@ -277,12 +278,25 @@ void collect_evidence(const AlignConfig& config, bool full_evidence, ComposedTer
   other.reverse_rank = std::vector<float>();
   const int threads = config.scoring.threads;
   if (other.orthographic) add_term_evidence(other.source_spellings, other.target_spellings, threads, evidence);
+  other.source_spellings = Spellings();
+  other.target_spellings = Spellings();
   if (!full_evidence) return;
-  if (before_word_evidence) before_word_evidence();
-  const TermComposer source_composer(words.source, words.mapping.source, words.source_composition);
-  const TermComposer target_composer(words.target, words.mapping.target, words.target_composition);
-  add_evidence_beyond_embeddings(config, result.source_terms, result.target_terms, source_composer,
-                                 target_composer, words.mapping, words.seed, evidence);
+  if (words.seed.pairs.empty()) {
+    logger().warn(
+        "no seed lexicon: the re-ranker's seed evidence (comp_seed_share, comp_seed_conflict) is 0 for every "
+        "candidate, which the models never saw in training; with --mapping, give the --seed it was fitted on too");
+  }
+  if (words.restore_term_words) words.restore_term_words();
+  add_compositional_evidence(words.source_words, words.target_words, words.seed, threads, evidence);
+  words.source_words = TermWords();
+  words.target_words = TermWords();
+  if (!config.input.src_corpus.empty()) {
+    if (words.restore_word_vectors) words.restore_word_vectors();
+    const TermComposer source_composer(words.source, words.mapping.source, words.source_composition);
+    const TermComposer target_composer(words.target, words.mapping.target, words.target_composition);
+    add_corpus_evidence(corpus_evidence_options(config), result.source_terms, result.target_terms,
+                        source_composer, target_composer, words.mapping, words.seed, evidence);
+  }
   evidence.source_parts = nested_terms(result.source_terms);
   evidence.target_parts = nested_terms(result.target_terms);
 }

@@ -169,6 +169,8 @@ class Scheduler {
     const bool release_early = config_.output.save_mapped_vectors.empty();
     compose_mapped(result_.source_terms.terms, source_composer, result_.target_terms.terms, target_composer,
                    mapping_, finish_fit, threads_, X_, Z_, [&] {
+                     // The mapping is complete: the word-level evidence's words, while the vectors are here.
+                     if (full_evidence_) map_term_words(source_composer, target_composer, release_early);
                      if (release_early) release_word_vectors(source_, source_spill_, "the source word vectors");
                    });
     if (fit_ && !config_.output.save_mapping.empty()) save_mapping(config_.output.save_mapping, mapping_);
@@ -214,27 +216,41 @@ class Scheduler {
     if (!fate_chosen_) choose_word_vectors_fate();  // mapped terms reused: nothing was composed
     release_word_vectors(source_, source_spill_, "the source word vectors");
     release_word_vectors(target_, target_spill_, "the target word vectors");
-    if (fate_ == WordVectors::spill && source_spill_.spilled() && target_spill_.spilled()) {
-      logger().info("the word vectors ({}) wait in a temporary file in {} during the scoring (spill_mb {})",
-                    format_bytes(word_bytes_), spill_folder(), config_.scoring.spill_mb);
+    if (source_spill_.spilled() && target_spill_.spilled()) {
+      logger().info("the word vectors wait in a temporary file in {} during the scoring (spill_mb {})",
+                    spill_folder(), config_.scoring.spill_mb);
+    }
+    if (source_words_spill_.spilled() && target_words_spill_.spilled()) {
+      logger().info("the terms' words' vectors ({}) wait in a temporary file in {} during the scoring (spill_mb {})",
+                    format_bytes(term_words_bytes()), spill_folder(), config_.scoring.spill_mb);
     }
   }
 
-  // What becomes of each side's word vectors once its terms are composed: kept (the vocabulary neighbourhoods
-  // read them during the scoring), spilled to a temporary file until the evidence reads them after the scoring
-  // (when large), or freed (with a .bin model's subword vectors).
+  // What becomes of each side's word vectors once its terms are composed: kept when the vocabulary
+  // neighbourhoods read them during the scoring; kept, or spilled to a temporary file when large, when the corpus
+  // evidence reads them after the scoring; freed otherwise (with a .bin model's subword vectors). The word-level
+  // evidence reads only the terms' words, mapped before the vectors go (term_words).
   enum class WordVectors { keep, spill, free };
   void choose_word_vectors_fate() {
     fate_chosen_ = true;
-    word_bytes_ = sizeof(float) * static_cast<std::size_t>(source_.vectors.size() + target_.vectors.size());
-    if (!full_evidence_ && config_.scoring.neighbourhood == Neighbourhood::terms) {
-      fate_ = WordVectors::free;
-    } else if (config_.scoring.neighbourhood == Neighbourhood::terms && config_.scoring.spill_mb > 0 &&
-               word_bytes_ > config_.scoring.spill_mb * (std::size_t{1} << 20)) {
-      fate_ = WordVectors::spill;
-    } else {
+    const bool corpus_evidence = full_evidence_ && !config_.input.src_corpus.empty();
+    const std::size_t word_bytes =
+        sizeof(float) * static_cast<std::size_t>(source_.vectors.size() + target_.vectors.size());
+    if (config_.scoring.neighbourhood != Neighbourhood::terms) {
       fate_ = WordVectors::keep;
+    } else if (!corpus_evidence) {
+      fate_ = WordVectors::free;
+    } else {
+      fate_ = spills(word_bytes) ? WordVectors::spill : WordVectors::keep;
     }
+  }
+  // Whether `bytes` wait on disk during the scoring (above spill_mb).
+  bool spills(std::size_t bytes) const {
+    return config_.scoring.spill_mb > 0 && bytes > config_.scoring.spill_mb * (std::size_t{1} << 20);
+  }
+  std::size_t term_words_bytes() const {
+    return sizeof(float) * (source_words_.words.size() + target_words_.words.size()) *
+           static_cast<std::size_t>(mapping_.source_transform.cols());
   }
   // Beside the output; without one (a library or Python call), in the temporary folder ($TMPDIR), not in whatever
   // the current folder is.
@@ -254,6 +270,22 @@ class Scheduler {
     } else if (fate_ == WordVectors::spill && !spill.spilled() && side.vectors.size() > 0) {
       spill.spill(side.vectors, spill_folder(), what);
     }
+  }
+  // The word-level evidence's words of both lists, mapped one side at a time; when the two would take more than
+  // spill_mb, each waits on disk during the scoring from when it is made. With `release_source`, the source word
+  // vectors go before the target side's words are mapped.
+  void map_term_words(const TermComposer& source_composer, const TermComposer& target_composer,
+                      bool release_source) {
+    run_both([&] { source_words_ = term_words(result_.source_terms.terms); },
+             [&] { target_words_ = term_words(result_.target_terms.terms); }, threads_);
+    const bool spill = spills(term_words_bytes());
+    source_words_.vectors =
+        mapped_word_vectors(source_words_.words, source_composer, mapping_.source_transform, threads_);
+    if (spill) source_words_spill_.spill(source_words_.vectors.vectors, spill_folder(), "the source terms' words");
+    if (release_source) release_word_vectors(source_, source_spill_, "the source word vectors");
+    target_words_.vectors =
+        mapped_word_vectors(target_words_.words, target_composer, mapping_.target_transform, threads_);
+    if (spill) target_words_spill_.spill(target_words_.vectors.vectors, spill_folder(), "the target terms' words");
   }
 
   // CSLS over the term vectors: the neighbourhood means and each source term's candidates (tiles sized to the
@@ -295,19 +327,22 @@ class Scheduler {
                                             X_, Z_, scored_, tiles_, group_);
   }
 
-  // The candidates by term ids with their evidence: CSLS and cosine always, the rest as configured. The word
-  // vectors were kept for the full evidence (release_for_scoring), and come back from disk when spilled.
+  // The candidates by term ids with their evidence: CSLS and cosine always, the rest as configured. What the
+  // word-level and corpus evidence read comes back from disk when it was spilled.
   CandidateSet collect_evidence() {
-    TERMALIGN_CHECK(!full_evidence_ || fate_ != WordVectors::free,
-                    "the word-level evidence needs the word vectors");
-    const WordEvidenceInputs words{source_, target_, mapping_, source_composition_, target_composition_, seed_};
-    pipeline::collect_evidence(
-        config_, full_evidence_, X_, Z_, scored_, other_, words,
-        [this] {
-          source_spill_.restore(source_.vectors);
-          target_spill_.restore(target_.vectors);
-        },
-        result_);
+    TERMALIGN_CHECK(!full_evidence_ || config_.input.src_corpus.empty() || fate_ != WordVectors::free,
+                    "the corpus evidence needs the word vectors");
+    WordEvidenceInputs words{source_words_, target_words_, seed_, source_, target_, mapping_,
+                             source_composition_, target_composition_};
+    words.restore_term_words = [this] {
+      source_words_spill_.restore(source_words_.vectors.vectors);
+      target_words_spill_.restore(target_words_.vectors.vectors);
+    };
+    words.restore_word_vectors = [this] {
+      source_spill_.restore(source_.vectors);
+      target_spill_.restore(target_.vectors);
+    };
+    pipeline::collect_evidence(config_, full_evidence_, X_, Z_, scored_, other_, words, result_);
     return std::move(result_);
   }
 
@@ -371,11 +406,12 @@ class Scheduler {
   ComposedTerms X_, Z_;
   bool fate_chosen_ = false;
   WordVectors fate_ = WordVectors::keep;
-  std::size_t word_bytes_ = 0;
+  TermWords source_words_, target_words_;  // with the full evidence, from map_and_compose
   TileOptions tiles_;
   CslsSelection scored_;
   OtherCandidates other_;
   detail::SpilledMatrix source_spill_, target_spill_;  // the word vectors during the scoring, when large
+  detail::SpilledMatrix source_words_spill_, target_words_spill_;  // the term words' vectors, likewise
 };
 
 }  // namespace

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "evidence/orthography.h"
+#include "evidence/word_translation.h"
 #include "mapping/composition.h"
 #include "mapping/mapping.h"
 #include "scoring/scoring.h"
@@ -47,8 +48,8 @@ std::function<void()> fit_seed_transforms(const PairList& seed, const std::strin
 
 // Both lists' unit term vectors in the shared space. `finish_fit`, when given, is the rest of the mapping's fit
 // (fit_seed_transforms): one thread runs it while the others compose. The source list comes first, then
-// `source_composed` runs (when given), so that the source words can leave memory before the target terms' matrix
-// is allocated.
+// `source_composed` runs (when given; the mapping is complete by then), so that what needs the source words can
+// read them and they can leave memory before the target terms' matrix is allocated.
 void compose_mapped(const std::vector<std::string>& source_terms, const TermComposer& source_composer,
                     const std::vector<std::string>& target_terms, const TermComposer& target_composer,
                     const Mapping& mapping, const std::function<void()>& finish_fit, int threads, ComposedTerms& X,
@@ -108,24 +109,29 @@ OtherCandidates add_other_candidates(const AlignConfig& config, bool full_eviden
                                      const TermList& target_terms, const ComposedTerms& X, const ComposedTerms& Z,
                                      CslsSelection& scored, const TileOptions& tiles, const ProcessGroup& group);
 
-// What the evidence beyond the term vectors reads (full evidence): the normalised word vectors, the mapping,
-// each list's composition options and the seed.
+// What the evidence beyond the term vectors reads (full evidence): each list's words with their mapped vectors
+// (term_words, for the compositional evidence; freed once read), the seed, and for the corpus evidence the
+// normalised word vectors, the mapping and each list's composition options. The callbacks, when given, run just
+// before the term words and the word vectors are read (the scheduler brings back what it spilled).
 struct WordEvidenceInputs {
+  TermWords& source_words;
+  TermWords& target_words;
+  const PairList& seed;
   const Embeddings& source;
   const Embeddings& target;
   const Mapping& mapping;
   const CompositionOptions& source_composition;
   const CompositionOptions& target_composition;
-  const PairList& seed;
+  std::function<void()> restore_term_words = nullptr;
+  std::function<void()> restore_word_vectors = nullptr;
 };
 
 // Fills result.evidence (result holds the term lists) from the scored candidates: CSLS and cosine always, the
-// rest as configured, and the neighbourhood means. The term vectors and candidates are freed as soon as they are
-// read (half a gigabyte at scale); `before_word_evidence`, when given, runs just before the word-level evidence
-// (the scheduler brings back the word vectors it spilled).
+// rest as configured, and the neighbourhood means. The term vectors, candidates and spellings are freed as soon as
+// they are read (half a gigabyte at scale).
 void collect_evidence(const AlignConfig& config, bool full_evidence, ComposedTerms& X, ComposedTerms& Z,
                       CslsSelection& scored, OtherCandidates& other, const WordEvidenceInputs& words,
-                      const std::function<void()>& before_word_evidence, CandidateSet& result);
+                      CandidateSet& result);
 
 // --- Rank (ranking.cpp) ---
 
