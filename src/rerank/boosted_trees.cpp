@@ -148,6 +148,18 @@ std::vector<float> predict_boosted_trees(const std::string& model, const Matrix&
   return predict(model, x, 1, threads, shape);
 }
 
+std::shared_ptr<const detail::CompiledTrees> compile_boosted_trees(const std::string& model) {
+  Booster booster(nullptr, 0);
+  check(XGBoosterLoadModelFromBuffer(booster.handle, model.data(), static_cast<bst_ulong>(model.size())),
+        "re-ranker model");
+  bst_ulong features = 0, length = 0;
+  check(XGBoosterGetNumFeature(booster.handle, &features), "re-ranker model");
+  const char* bytes = nullptr;
+  check(XGBoosterSaveModelToBuffer(booster.handle, "{\"format\": \"json\"}", &length, &bytes), "re-ranker model");
+  return detail::CompiledTrees::compile(std::string(bytes, length), static_cast<std::size_t>(features),
+                                        [&](const Matrix& x) { return predict_boosted_trees(model, x, 1); });
+}
+
 Matrix boosted_trees_contributions(const std::string& model, const Matrix& x, int threads) {
   std::vector<bst_ulong> shape;
   const std::vector<float> values = predict(model, x, 2, threads, shape);

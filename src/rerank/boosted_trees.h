@@ -3,9 +3,11 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <vector>
 
+#include "rerank/compiled_trees.h"
 #include "termalign/embeddings.h"
 
 namespace termalign {
@@ -40,6 +42,10 @@ BoostedTreesInfo inspect_boosted_trees(const std::string& model);
 
 // The raw margin of each row (monotone in the predicted probability).
 std::vector<float> predict_boosted_trees(const std::string& model, const Matrix& x, int threads = 0);
+
+// The model's trees for predictions without XGBoost (compiled_trees.h: the same margins, bit for bit); null when
+// that evaluator cannot take the model (predict_boosted_trees then predicts).
+std::shared_ptr<const detail::CompiledTrees> compile_boosted_trees(const std::string& model);
 
 // rows x (columns + 1): each feature's SHAP contribution to the margin, then the bias; a row sums to its margin.
 Matrix boosted_trees_contributions(const std::string& model, const Matrix& x, int threads = 0);

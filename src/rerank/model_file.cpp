@@ -175,6 +175,7 @@ Reranker parse_stage(const std::string& text, const std::string& origin, std::si
       fail(3, "feature " + std::to_string(j + 1) + " is '" + model.features[j] +
                   "', but its XGBoost model was trained on '" + info.names[j] + "' there.");
     }
+    model.compiled = compile_boosted_trees(model.booster);
     return model;
   }
   if (line != kLogisticHeader) fail(1, "not a termalign re-ranker model (bad header).");

@@ -85,7 +85,8 @@ Eigen::VectorXd Reranker::score(const Matrix& features_matrix, int threads) cons
   TERMALIGN_CHECK(features_matrix.cols() == static_cast<Eigen::Index>(features.size()),
                   "feature count differs from the model's");
   if (learner != Learner::logistic) {
-    const std::vector<float> margins = predict_boosted_trees(booster, features_matrix, threads);
+    const std::vector<float> margins = compiled ? compiled->margins(features_matrix, threads)
+                                                : predict_boosted_trees(booster, features_matrix, threads);
     Eigen::VectorXd scores(features_matrix.rows());
     for (Eigen::Index i = 0; i < scores.size(); ++i) scores(i) = margins[static_cast<std::size_t>(i)];
     return scores;

@@ -14,6 +14,10 @@
 
 namespace termalign {
 
+namespace detail {
+class CompiledTrees;
+}  // namespace detail
+
 // The feature columns of a set of candidates: names and values (candidates x features).
 struct FeatureTable {
   std::vector<std::string> names;
@@ -60,6 +64,7 @@ struct Reranker {
   Eigen::VectorXd mean, scale, weights;  // logistic
   double bias = 0;
   std::string booster;                          // trees and ranking: the XGBoost model (JSON)
+  std::shared_ptr<const detail::CompiledTrees> compiled;  // its trees, when compile_boosted_trees takes them
   std::shared_ptr<const Reranker> first_stage;  // a two-stage model's first stage (itself of one stage)
   // How it was made, as its file says in lines "# ..." at its top (without the "# "): train_reranker writes the
   // termalign version, the recipe, the inputs' fingerprints and the options. Empty for a model of a termalign

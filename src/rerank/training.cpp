@@ -56,6 +56,7 @@ Reranker fit(Learner learner, const Matrix& x, const std::vector<std::string>& n
   trees.objective = learner == Learner::ranking ? "rank:pairwise" : "binary:logistic";
   trees.threads = threads;
   model.booster = train_boosted_trees(x, labels, trees, names);
+  model.compiled = compile_boosted_trees(model.booster);
   return model;
 }
 
