@@ -19,6 +19,22 @@ namespace termalign {
 
 namespace {
 
+// A term's words, by their ids: a slice of SideWords::ids_by_place.
+class TermWordIds {
+ public:
+  TermWordIds(const std::uint32_t* first, const std::uint32_t* last) : first_(first), last_(last) {}
+  const std::uint32_t* begin() const { return first_; }
+  const std::uint32_t* end() const { return last_; }
+  std::size_t size() const { return static_cast<std::size_t>(last_ - first_); }
+  bool empty() const { return first_ == last_; }
+  std::uint32_t front() const { return *first_; }
+  std::uint32_t back() const { return *(last_ - 1); }
+  std::uint32_t operator[](std::size_t i) const { return first_[i]; }
+
+ private:
+  const std::uint32_t *first_, *last_;
+};
+
 // The distinct words (lower-cased) of the candidates' terms on one side, each term's words as their ids, and each
 // word's weight: its inverse document frequency among those terms, ln((terms + 1) / terms with the word). Words of
 // many terms (`de`, `of`, `der`, a domain's `file`) weigh little in the word-level evidence, words of one term
@@ -28,28 +44,40 @@ struct SideWords {
   const TermWords& list;
   std::vector<std::string_view> words;
   std::unordered_map<std::string_view, std::uint32_t> ids;
-  std::vector<std::uint32_t> row;                 // by word id: its id in `list` (its row of list.vectors)
-  std::vector<std::vector<std::uint32_t>> terms;  // by term id: its word ids, in order (empty: not a candidate's)
-  std::vector<float> weight;                      // by word id
+  std::vector<std::uint32_t> row;            // by word id: its id in `list` (its row of list.vectors)
+  std::vector<char> candidate;               // by term id: whether a candidate has it
+  std::vector<std::uint32_t> ids_by_place;   // list.word_ids as word ids here (for the candidates' terms)
+  std::vector<float> weight;                 // by word id
+  // A term's word ids, in order (none when no candidate has it).
+  TermWordIds terms(std::uint32_t term) const {
+    const std::uint32_t* data = ids_by_place.data();
+    return candidate[term] ? TermWordIds(data + list.first[term], data + list.first[term + 1])
+                           : TermWordIds(data, data);
+  }
   // The summed weights of the words of `term` (word ids).
-  float total(const std::vector<std::uint32_t>& term) const {
+  float total(const TermWordIds& term) const {
     float sum = 0;
     for (const std::uint32_t word : term) sum += weight[word];
     return sum;
   }
   bool usable(std::uint32_t word) const { return list.vectors.usable[row[word]] != 0; }
   auto vector(std::uint32_t word) const { return list.vectors.vectors.row(row[word]); }
+  // Asks for the vectors of a term's words ahead of their use: the candidates read them at random from hundreds of
+  // megabytes, a wait for memory each.
+  void prefetch(std::uint32_t term) const {
+    for (std::size_t k = list.first[term]; k < list.first[term + 1]; ++k)
+      __builtin_prefetch(list.vectors.vectors.row(list.word_ids[k]).data());
+  }
 };
 
 SideWords side_words(const TermWords& list, const std::vector<std::uint32_t>& term_ids) {
-  SideWords side{list, {}, {}, {}, {}, {}};
-  side.terms.resize(list.terms());
+  SideWords side{list, {}, {}, {}, std::vector<char>(list.terms(), 0), {}, {}};
+  side.ids_by_place.resize(list.word_ids.size());
   constexpr std::uint32_t kNone = std::numeric_limits<std::uint32_t>::max();
   std::vector<std::uint32_t> side_id(list.words.size(), kNone);  // by id in `list`
-  std::vector<char> seen(list.terms(), 0);
   for (const std::uint32_t term : term_ids) {
-    if (seen[term]) continue;
-    seen[term] = 1;
+    if (side.candidate[term]) continue;
+    side.candidate[term] = 1;
     for (std::size_t k = list.first[term]; k < list.first[term + 1]; ++k) {
       const std::uint32_t word = list.word_ids[k];
       if (side_id[word] == kNone) {
@@ -58,15 +86,15 @@ SideWords side_words(const TermWords& list, const std::vector<std::uint32_t>& te
         side.ids.emplace(list.words[word], side_id[word]);
         side.row.push_back(word);
       }
-      side.terms[term].push_back(side_id[word]);
+      side.ids_by_place[k] = side_id[word];
     }
   }
   std::vector<std::uint32_t> terms_with(side.words.size(), 0), last_term(side.words.size(), 0);
   std::uint32_t terms = 0;
-  for (std::uint32_t term = 0; term < side.terms.size(); ++term) {
-    if (side.terms[term].empty()) continue;
+  for (std::uint32_t term = 0; term < side.candidate.size(); ++term) {
+    if (side.terms(term).empty()) continue;
     ++terms;
-    for (const std::uint32_t word : side.terms[term]) {
+    for (const std::uint32_t word : side.terms(term)) {
       if (terms_with[word] > 0 && last_term[word] == term) continue;  // once per term
       ++terms_with[word];
       last_term[word] = term;
@@ -177,7 +205,7 @@ std::vector<std::uint64_t> seed_stem_pairs(
 struct PartnerShares {
   float with = 0, without = 0;
 };
-PartnerShares partner_shares(const std::vector<std::uint32_t>& a, const std::vector<std::uint32_t>& b,
+PartnerShares partner_shares(const TermWordIds& a, const TermWordIds& b,
                              const SideWords& source_side, const SideWords& target_side, const WordPairs& pairs) {
   PartnerShares shares;
   for (const std::uint32_t x : a) {
@@ -262,7 +290,7 @@ class NearestMetWords {
 // Soft word alignment of a candidate from its word pairs' cosines (`pairs`: cosine, word of a, word of b): each
 // word's best cosine on the other side, averaged over each term's words with a vector (weighted), the two
 // directions averaged; 0 when a side has no word with a vector.
-float soft_alignment(const std::vector<std::uint32_t>& a, const std::vector<std::uint32_t>& b,
+float soft_alignment(const TermWordIds& a, const TermWordIds& b,
                      const SideWords& source_side, const SideWords& target_side,
                      const std::vector<std::tuple<float, std::size_t, std::size_t>>& pairs,
                      std::vector<float>& source_best, std::vector<float>& target_best) {
@@ -275,7 +303,7 @@ float soft_alignment(const std::vector<std::uint32_t>& a, const std::vector<std:
     target_best[y] = std::max(target_best[y], similarity);
   }
   // A pair with vectors on both sides fills one entry of each list, so both lists are empty or neither is.
-  const auto mean_kept = [lowest](const std::vector<float>& best, const std::vector<std::uint32_t>& words,
+  const auto mean_kept = [lowest](const std::vector<float>& best, const TermWordIds& words,
                                   const SideWords& side) {
     float sum = 0, total = 0;
     for (std::size_t k = 0; k < best.size(); ++k)
@@ -320,7 +348,7 @@ void add_compositional_evidence(const TermWords& source_words, const TermWords& 
   evidence.seed_share.assign(n, 0.0f);
   evidence.seed_conflict.assign(n, 0.0f);
   evidence.word_alignment.assign(n, 0.0f);
-  constexpr std::size_t kBlock = 1024;
+  constexpr std::size_t kBlock = 1024, kAhead = 8;
   const std::size_t blocks = (n + kBlock - 1) / kBlock;
   Progress progress("word-level evidence, candidates", 2 * n);
 
@@ -332,9 +360,14 @@ void add_compositional_evidence(const TermWords& source_words, const TermWords& 
     std::vector<std::uint8_t> source_used, target_used;
     std::vector<std::tuple<float, std::size_t, std::size_t>> pairs;
     std::vector<float> source_best, target_best;
-    for (std::size_t i = block * kBlock; i < std::min(n, (block + 1) * kBlock); ++i) {
-      const std::vector<std::uint32_t>& a = source_side.terms[evidence.source[i]];
-      const std::vector<std::uint32_t>& b = target_side.terms[evidence.target[i]];
+    const std::size_t end = std::min(n, (block + 1) * kBlock);
+    for (std::size_t i = block * kBlock; i < end; ++i) {
+      if (i + kAhead < end) {
+        source_side.prefetch(evidence.source[i + kAhead]);
+        target_side.prefetch(evidence.target[i + kAhead]);
+      }
+      const TermWordIds a = source_side.terms(evidence.source[i]);
+      const TermWordIds b = target_side.terms(evidence.target[i]);
       if (a.empty() || b.empty()) continue;
       pairs.clear();
       for (std::size_t x = 0; x < a.size(); ++x) {
@@ -383,8 +416,8 @@ void add_compositional_evidence(const TermWords& source_words, const TermWords& 
                              target_side.words.size());
   parallel_for(blocks, threads, [&](std::size_t block) {
     for (std::size_t i = block * kBlock; i < std::min(n, (block + 1) * kBlock); ++i) {
-      const std::vector<std::uint32_t>& a = source_side.terms[evidence.source[i]];
-      const std::vector<std::uint32_t>& b = target_side.terms[evidence.target[i]];
+      const TermWordIds a = source_side.terms(evidence.source[i]);
+      const TermWordIds b = target_side.terms(evidence.target[i]);
       if (a.empty() || b.empty()) continue;
       evidence.translated_share[i] = partner_shares(a, b, source_side, target_side, translated).with;
       const PartnerShares seed_partners = partner_shares(a, b, source_side, target_side, seed_stems);
