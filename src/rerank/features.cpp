@@ -8,6 +8,7 @@
 
 #include "termalign/error.h"
 #include "termalign/logging.h"
+#include "util/huge_pages.h"
 #include "util/parallel.h"
 
 namespace termalign::detail {
@@ -257,7 +258,8 @@ FeatureTable FeatureColumns::rows(std::size_t first, std::size_t end) const {
   FeatureTable table;
   const std::size_t columns = columns_.size();
   table.names = names_;
-  table.values.resize(static_cast<Eigen::Index>(end - first), static_cast<Eigen::Index>(columns));
+  // A block of 262,144 rows is 47 MB, above malloc's mmap threshold: fresh pages each time, in huge pages.
+  resize_in_huge_pages(table.values, static_cast<Eigen::Index>(end - first), static_cast<Eigen::Index>(columns));
   parallel_for((end - first + kRowBlock - 1) / kRowBlock, threads_, [&](std::size_t block) {
     const std::size_t block_first = first + block * kRowBlock, block_end = std::min(end, block_first + kRowBlock);
     for (std::size_t j = 0; j < columns; ++j) {
@@ -341,9 +343,14 @@ Matrix FeatureTable::select(const std::vector<std::string>& wanted, const std::s
     }
     column[j] = found - names.begin();
   }
-  if (wanted == names) return values.middleRows(first, rows);  // the model's columns are the run's: one copy
+  // A block of 262,144 rows is 47 MB, above malloc's mmap threshold: fresh pages each time, in huge pages.
+  Matrix selected;
+  detail::resize_in_huge_pages(selected, rows, static_cast<Eigen::Index>(wanted.size()));
+  if (wanted == names) {  // the model's columns are the run's: one copy
+    selected = values.middleRows(first, rows);
+    return selected;
+  }
   // Row by row: the table is row-major, and a column copy would stride through all of it once per column.
-  Matrix selected(rows, static_cast<Eigen::Index>(wanted.size()));
   for (Eigen::Index r = 0; r < rows; ++r)
     for (std::size_t j = 0; j < column.size(); ++j)
       selected(r, static_cast<Eigen::Index>(j)) = values(first + r, column[j]);

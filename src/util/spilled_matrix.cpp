@@ -9,6 +9,7 @@
 
 #include "termalign/error.h"
 #include "termalign/logging.h"
+#include "util/huge_pages.h"
 
 namespace termalign::detail {
 
@@ -57,7 +58,7 @@ bool SpilledMatrix::spill(Matrix& matrix, const std::string& directory, const st
 
 void SpilledMatrix::restore(Matrix& matrix) {
   if (fd_ < 0) return;
-  matrix.resize(rows_, cols_);
+  resize_in_huge_pages(matrix, rows_, cols_);  // hundreds of megabytes at scale, written at once
   char* data = reinterpret_cast<char*>(matrix.data());
   const std::size_t bytes = sizeof(float) * static_cast<std::size_t>(matrix.size());
   for (std::size_t done = 0; done < bytes;) {
