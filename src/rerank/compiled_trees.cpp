@@ -8,6 +8,7 @@
 #include <random>
 #include <string_view>
 
+#include "termalign/error.h"
 #include "termalign/logging.h"
 #include "util/parallel.h"
 
@@ -169,8 +170,8 @@ std::shared_ptr<const CompiledTrees> CompiledTrees::compile(
 
 std::vector<float> CompiledTrees::margins(const Matrix& x, int threads) const {
   const auto rows = static_cast<std::size_t>(x.rows());
+  TERMALIGN_CHECK(static_cast<std::size_t>(x.cols()) == features_, "one column per feature of the trees");
   std::vector<float> result(rows, base_margin_);
-  if (static_cast<std::size_t>(x.cols()) != features_) return {};
   // A block of rows at a time, tree by tree (the tree's nodes stay in cache), each row's leaves added in the
   // trees' order. Every row walks the tree's depth (a leaf leads to itself), without a branch on the values: the
   // rows' walks overlap, where a walk that stops at its leaf mispredicts a branch at every split.
