@@ -10,7 +10,15 @@ writes into DIR (created if needed):
   terms-en.txt          D1: --src-terms distinct terms of 1 to 5 words (about 45 % single-word);
   terms-fr.txt          D2: --tgt-terms distinct terms: the translations of the gold source terms plus distractors;
   terms-en-fr.txt       the gold: one pair per gold source term (--gold-fraction of D1);
-  seed-en-fr.txt        --seed-pairs word translation pairs among the 20000 most frequent words.
+  seed-en-fr.txt        --seed-pairs word translation pairs among the 20000 most frequent words;
+  en.bin, fr.bin        with --bin: fastText 0.9 models (format version 12) of the same words, shaped as the
+                        organisers' cc.en.300.bin: --buckets character n-gram rows (minn = maxn = 5), an output
+                        matrix of zeros (left as a hole in the file: nothing reads it but fastText's own loader);
+                        a word's vector (the mean of its row and its n-grams' rows) is its .vec vector plus
+                        small noise;
+  corpus-en.txt, corpus-fr.txt
+                        with --corpus-sentences N: N sentences a language of words drawn as the terms' words, a
+                        term of the list in about one sentence in three.
 
 With --row-order shuffled, the rows of each .vec are written in an order of their own (a seeded permutation per
 language) instead of by frequency: the first rows of the two files are then not translations of each other, as
@@ -27,6 +35,7 @@ ranks and half uniformly, so frequent words occur in many terms. Same arguments,
 
 import argparse
 import os
+import struct
 import sys
 import time
 
@@ -91,6 +100,67 @@ def write_vec(path, names, vector_chunks, dim, order=None):
             handle.write(b"".join(name.encode() + b" " + row.tobytes() + b"\n"
                                  for name, row in zip(names[first:first + len(chunk)], rows)))
             first += len(chunk)
+    os.replace(path + ".partial", path)
+
+
+FASTTEXT_MAGIC, FASTTEXT_VERSION = 793712314, 12
+NGRAM_LENGTH = 5  # minn = maxn, as in cc.en.300.bin
+
+
+def ngram_count(name):
+    """The character n-grams of an ASCII word within '<' and '>' (minn = maxn = 5)."""
+    return max(0, len(name) + 2 - NGRAM_LENGTH + 1)
+
+
+def write_bin(path, names, vector_chunks, dim, buckets, rng_seed):
+    """A fastText .bin (version 12, skipgram arguments of cc.en.300: bucket, minn = maxn = 5, dim) holding `names`
+    with counts falling with the rank. Each word's own row is its vector times its number of rows, so that the
+    mean fastText computes is that vector plus the mean of its n-gram rows (small noise)."""
+    with open(path + ".partial", "wb") as handle:
+        # Args::save: dim, ws, epoch, minCount, neg, wordNgrams, loss (ns), model (cbow), bucket, minn, maxn,
+        # lrUpdateRate, then t.
+        handle.write(struct.pack("<ii", FASTTEXT_MAGIC, FASTTEXT_VERSION))
+        handle.write(struct.pack("<12i", dim, 5, 5, 5, 10, 1, 2, 1, buckets, NGRAM_LENGTH, NGRAM_LENGTH, 100))
+        handle.write(struct.pack("<d", 1e-5))
+        counts = (1e9 / (np.arange(len(names)) + 10.0)).astype(np.int64) + 1
+        handle.write(struct.pack("<iiiqq", len(names), len(names), 0, int(counts.sum()), -1))
+        handle.write(b"".join(name.encode() + b"\0" + struct.pack("<qb", int(count), 0)
+                              for name, count in zip(names, counts)))
+        handle.write(struct.pack("<?qq", False, len(names) + buckets, dim))
+        first = 0
+        for chunk in vector_chunks:
+            scale = np.array([1 + ngram_count(name) for name in names[first:first + len(chunk)]], np.float32)
+            handle.write((chunk * scale[:, None]).astype("<f4").tobytes())
+            first += len(chunk)
+        for index, start in enumerate(range(0, buckets, ROWS_PER_CHUNK)):
+            rows = min(ROWS_PER_CHUNK, buckets - start)
+            noise = np.random.default_rng([rng_seed, 6, index]).standard_normal((rows, dim), np.float32)
+            handle.write((noise * np.float32(0.01)).astype("<f4").tobytes())
+        handle.write(struct.pack("<?qq", False, len(names), dim))
+        handle.truncate(handle.tell() + len(names) * dim * 4)  # the output matrix: zeros, a hole in the file
+    os.replace(path + ".partial", path)
+
+
+def write_corpus(path, rng, sampler, names, terms, sentences):
+    """`sentences` lines of 4 to 20 words drawn by `sampler`; about one in three holds one of `terms` as well."""
+    lengths = rng.integers(4, 21, sentences)
+    words = sampler.draw(int(lengths.sum()))
+    with_term = rng.random(sentences) < 0.35
+    term_of = rng.integers(0, len(terms), sentences)
+    ends = np.cumsum(lengths)
+    with open(path + ".partial", "w", encoding="utf-8", newline="\n") as handle:
+        lines, begin = [], 0
+        for index, end in enumerate(ends):
+            line = " ".join(names[w] for w in words[begin:end])
+            if with_term[index]:
+                line += " " + terms[term_of[index]]
+            lines.append(line)
+            begin = end
+            if len(lines) == 100000:
+                handle.write("\n".join(lines) + "\n")
+                lines = []
+        if lines:
+            handle.write("\n".join(lines) + "\n")
     os.replace(path + ".partial", path)
 
 
@@ -173,6 +243,12 @@ def parse_arguments(argv):
                         help="noise of the French vectors relative to the signal (default 4.0: the baseline's "
                              "AP is about 0.6 at 4000 x 8000 terms)")
     parser.add_argument("--no-vectors", action="store_true", help="write the lists only (vectors already there)")
+    parser.add_argument("--bin", action="store_true", help="also write en.bin and fr.bin (fastText models)")
+    parser.add_argument("--buckets", type=int, default=2000000,
+                        help="character n-gram rows of the .bin models (default 2000000, as cc.en.300.bin)")
+    parser.add_argument("--no-vec", action="store_true", help="with --bin: write no .vec files")
+    parser.add_argument("--corpus-sentences", type=int, default=0,
+                        help="also write corpus-en.txt and corpus-fr.txt of this many sentences each")
     parser.add_argument("--row-order", choices=("frequency", "shuffled"), default="frequency",
                         help="rows of the .vec files: most frequent first (default), or each file in an unrelated "
                              "order of its own")
@@ -200,13 +276,19 @@ def main(argv):
 
     if not arguments.no_vectors:
         for index, (language, names) in enumerate((("en", english), ("fr", french))):
-            chunks = vector_chunks(arguments.seed, arguments.words, arguments.dim, arguments.noise, language)
-            order = None
-            if arguments.row_order == "shuffled":
-                order = np.random.default_rng([arguments.seed, 5, index]).permutation(arguments.words)
-            write_vec(path(f"{language}.vec"), names, chunks, arguments.dim, order)
-            log(f"wrote {language}.vec: {arguments.words} x {arguments.dim} "
-                f"({time.perf_counter() - started:.1f} s)")
+            chunks = lambda: vector_chunks(arguments.seed, arguments.words, arguments.dim, arguments.noise, language)
+            if not arguments.no_vec:
+                order = None
+                if arguments.row_order == "shuffled":
+                    order = np.random.default_rng([arguments.seed, 5, index]).permutation(arguments.words)
+                write_vec(path(f"{language}.vec"), names, chunks(), arguments.dim, order)
+                log(f"wrote {language}.vec: {arguments.words} x {arguments.dim} "
+                    f"({time.perf_counter() - started:.1f} s)")
+            if arguments.bin:
+                write_bin(path(f"{language}.bin"), names, chunks(), arguments.dim, arguments.buckets,
+                          arguments.seed * 2 + index)
+                log(f"wrote {language}.bin: {arguments.words} words + {arguments.buckets} buckets x "
+                    f"{arguments.dim} ({time.perf_counter() - started:.1f} s)")
 
     rng = np.random.default_rng([arguments.seed, 4])
     sampler = WordSampler(rng, arguments.words)
@@ -229,6 +311,12 @@ def main(argv):
     write_lines(path("seed-en-fr.txt"), (english[w] + "\t" + french[w] for w in seed_words))
     log(f"wrote {arguments.src_terms} / {arguments.tgt_terms} terms, {gold_count} gold pairs, "
         f"{len(seed_words)} seed pairs to {arguments.out} ({time.perf_counter() - started:.1f} s)")
+    if arguments.corpus_sentences > 0:
+        for language, names, terms in (("en", english, source), ("fr", french, targets)):
+            write_corpus(path(f"corpus-{language}.txt"), rng, sampler, names, [spell(t, names) for t in terms],
+                         arguments.corpus_sentences)
+            log(f"wrote corpus-{language}.txt: {arguments.corpus_sentences} sentences "
+                f"({time.perf_counter() - started:.1f} s)")
 
 
 if __name__ == "__main__":

@@ -342,6 +342,88 @@ TEST_CASE("float fields parse as strtof does, fast path or not", "[embeddings]")
   }
 }
 
+namespace {
+
+// Whether `values` is `count` finite floats separated by single spaces, field by field as load_vec parses them.
+bool parses_as_fields(const std::string& values, int count) {
+  const char* position = values.data();
+  const char* const end = position + values.size();
+  int fields = 0;
+  float value;
+  while (position != end && fields < count) {
+    const auto field = termalign::detail::parse_float_field(position, end, value);
+    if (field.status != termalign::detail::FloatStatus::ok) return false;
+    ++fields;
+    position = field.end == end ? end : field.end + 1;
+  }
+  return fields == count && position == end;
+}
+
+}  // namespace
+
+TEST_CASE("plain_float_fields accepts fastText's rows and nothing that does not parse", "[embeddings]") {
+  std::mt19937 generator(11);
+  std::normal_distribution<double> normal(0.0, 0.2);
+  std::uniform_int_distribution<int> field_count(1, 12), exponent(-42, 40);
+  const std::string alphabet = "0123456789.-+eE x";
+  char field[64];
+  std::size_t accepted_mutants = 0;
+  for (int i = 0; i < 100000; ++i) {
+    const int count = field_count(generator);
+    std::string row;
+    for (int f = 0; f < count; ++f) {
+      // fastText's 5 significant digits (exponents for small values); now and then a huge or tiny magnitude.
+      const double number = normal(generator) * (i % 10 == 0 ? std::pow(10.0, exponent(generator)) : 1.0);
+      std::snprintf(field, sizeof(field), "%.5g", number);
+      row += (f ? " " : "") + std::string(field);
+    }
+    INFO("'" << row << "'");
+    const bool parses = parses_as_fields(row, count);
+    if (i % 10 != 0) REQUIRE(termalign::detail::plain_float_fields(row, count));
+    if (termalign::detail::plain_float_fields(row, count)) REQUIRE(parses);
+    // One to three edits: a byte inserted, replaced or removed.
+    std::string mutant = row;
+    for (int edit = 0; edit < 1 + i % 3 && !mutant.empty(); ++edit) {
+      const std::size_t at = generator() % mutant.size();
+      const char byte = alphabet[generator() % alphabet.size()];
+      switch (generator() % 3) {
+        case 0:
+          mutant.insert(mutant.begin() + static_cast<std::ptrdiff_t>(at), byte);
+          break;
+        case 1:
+          mutant[at] = byte;
+          break;
+        default:
+          mutant.erase(at, 1);
+      }
+    }
+    INFO("mutant '" << mutant << "'");
+    for (const int fields : {count - 1, count, count + 1}) {
+      if (!termalign::detail::plain_float_fields(mutant, fields)) continue;
+      REQUIRE(parses_as_fields(mutant, fields));
+      ++accepted_mutants;
+    }
+  }
+  CHECK(accepted_mutants > 1000);  // the mutants include valid rows (a digit changed), which are accepted
+  for (const std::string& bad :
+       std::vector<std::string>{"", " 1", "1 ", "1  2", "-", "1.", ".5", "1e5", "1e-", "1e-123", "--1", "1-2",
+                                "1.2.3", "1E-05", "nan", std::string(16, '9')}) {
+    INFO("'" << bad << "'");
+    CHECK_FALSE(termalign::detail::plain_float_fields(bad, bad.empty() ? 0 : 1 + (bad == "1  2")));
+  }
+  CHECK(termalign::detail::plain_float_fields(std::string(15, '9') + ".5e-07 -0 00.0 1e-5", 4));
+  // Blocks of 64 bytes: rows whose fields straddle the blocks' borders anywhere.
+  for (std::size_t pad = 0; pad < 130; ++pad) {
+    const std::string row =
+        std::string(pad % 15 + 1, '7') + " -0.0093491 1.2345e-05 " + std::to_string(pad) + ".25";
+    INFO(row);
+    CHECK(termalign::detail::plain_float_fields(row, 4));
+    CHECK_FALSE(termalign::detail::plain_float_fields(row + ".5", 4));
+    CHECK_FALSE(termalign::detail::plain_float_fields(row + "-", 4));
+    if (pad + 1 >= 16) CHECK_FALSE(termalign::detail::plain_float_fields(std::string(pad, '1') + "6 1", 2));
+  }
+}
+
 TEST_CASE("load_vec reports the first error in file order across chunks", "[embeddings]") {
   struct Spoiled {
     std::vector<std::pair<int, std::string>> rows;  // row index (line - 2) -> replacement
@@ -361,11 +443,14 @@ TEST_CASE("load_vec reports the first error in file order across chunks", "[embe
     std::string contents = "40 2\n";
     for (const std::string& row : rows) contents += row + "\n";
     for (std::size_t chunk_bytes : {std::size_t{1}, std::size_t{16}, std::size_t{100}, std::size_t{0}}) {
-      LoadOptions options;
-      options.threads = 2;
-      options.chunk_bytes = chunk_bytes;
-      INFO("chunks of " << chunk_bytes << " bytes");
-      check_vec_error("ordered.vec", contents, spoiled.line, spoiled.fragment, options);
+      for (const bool restrict_words : {false, true}) {  // kept rows are parsed, the others only checked
+        LoadOptions options;
+        options.threads = 2;
+        options.chunk_bytes = chunk_bytes;
+        options.restrict_words = restrict_words;
+        INFO("chunks of " << chunk_bytes << " bytes, " << (restrict_words ? "no row kept" : "every row kept"));
+        check_vec_error("ordered.vec", contents, spoiled.line, spoiled.fragment, options);
+      }
     }
   }
 }

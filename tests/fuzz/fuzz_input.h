@@ -32,4 +32,13 @@ void read_from_file(const std::uint8_t* data, std::size_t size, const char* suff
   }
 }
 
+// What every loaded vector set must hold, whatever the file: one row per word, each word found at its row.
+template <typename Embeddings>
+void check_rows(const Embeddings& embeddings) {
+  if (static_cast<std::size_t>(embeddings.vectors.rows()) != embeddings.size()) __builtin_trap();
+  for (std::size_t row = 0; row < embeddings.size(); ++row) {
+    if (embeddings.row(embeddings.words[row]) != row) __builtin_trap();
+  }
+}
+
 }  // namespace termalign::fuzz

@@ -1,0 +1,346 @@
+// The .bin reader against libfasttext itself: every vector bit for bit, on the bundled models and on small
+// models written here with other n-gram lengths, a pruned n-gram index, maxn = 0 and version 11.
+#include <fasttext/densematrix.h>
+#include <fasttext/dictionary.h>
+#include <fasttext/fasttext.h>
+
+#include <catch2/catch.hpp>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <random>
+#include <sstream>
+
+#include "io/fasttext_model_file.h"
+#include "termalign/embeddings.h"
+#include "termalign/error.h"
+#include "util/parallel.h"
+#include "util/resources.h"
+
+namespace {
+
+using termalign::Embeddings;
+using termalign::LoadOptions;
+
+const std::string kSource = TERMALIGN_SOURCE_DIR;
+
+std::string model_temporary(const std::string& name, const std::string& contents) {
+  const std::string directory = std::string(TERMALIGN_BINARY_DIR) + "/test_fasttext_model_file";
+  std::filesystem::create_directories(directory);
+  const std::string path = directory + "/" + name;
+  std::ofstream(path, std::ios::binary) << contents;
+  return path;
+}
+
+template <typename T>
+void put(std::string& out, T value) {
+  out.append(reinterpret_cast<const char*>(&value), sizeof(T));
+}
+
+// A small fastText model in the 0.9 layout, with rows of seeded random floats.
+struct ModelSpec {
+  std::int32_t version = 12, model = 2, dim = 5, bucket = 400, minn = 3, maxn = 6;
+  std::vector<std::string> words;
+  bool pruned = false;  // keep every third bucket, through a pruned n-gram index
+  std::uint32_t seed = 1;
+};
+
+std::string model_bytes(const ModelSpec& spec) {
+  std::string out;
+  put<std::int32_t>(out, termalign::detail::fasttext_magic);
+  put<std::int32_t>(out, spec.version);
+  for (std::int32_t argument : {spec.dim, 5, 5, 1, 5, 1, 2, spec.model, spec.bucket, spec.minn, spec.maxn, 100})
+    put(out, argument);
+  put(out, 1e-4);
+  const auto words = static_cast<std::int32_t>(spec.words.size());
+  std::vector<std::pair<std::int32_t, std::int32_t>> pruned;
+  if (spec.pruned) {
+    for (std::int32_t ngram = 0; ngram < spec.bucket; ngram += 3)
+      pruned.emplace_back(ngram, static_cast<std::int32_t>(pruned.size()));
+  }
+  put(out, words);
+  put(out, words);
+  put<std::int32_t>(out, 0);
+  put<std::int64_t>(out, 1000);
+  put<std::int64_t>(out, spec.pruned ? static_cast<std::int64_t>(pruned.size()) : -1);
+  for (std::int32_t id = 0; id < words; ++id) {
+    out += spec.words[id];
+    out += '\0';
+    put<std::int64_t>(out, 100 - id);
+    put<std::int8_t>(out, 0);
+  }
+  for (const auto& [ngram, row] : pruned) {
+    put(out, ngram);
+    put(out, row);
+  }
+  std::mt19937 random(spec.seed);
+  std::uniform_real_distribution<float> value(-1.0f, 1.0f);
+  const std::int64_t input_rows = words + (spec.pruned ? static_cast<std::int64_t>(pruned.size()) : spec.bucket);
+  for (const std::int64_t rows : {input_rows, std::int64_t{words}}) {
+    put<std::uint8_t>(out, 0);
+    put<std::int64_t>(out, rows);
+    put<std::int64_t>(out, spec.dim);
+    for (std::int64_t i = 0; i < rows * spec.dim; ++i) put(out, value(random));
+  }
+  return out;
+}
+
+std::vector<float> as_vector(const float* data, int size) { return {data, data + size}; }
+
+// fastText's own code for one word's vector: Dictionary::getSubwords, DenseMatrix rows added into a Vector, mul
+// by 1.0 / count, as FastText::getWordVector does. It takes pruned models, which FastText::loadModel refuses.
+struct DictionaryReference {
+  std::shared_ptr<fasttext::Args> args = std::make_shared<fasttext::Args>();
+  std::shared_ptr<fasttext::Dictionary> dictionary;
+  fasttext::DenseMatrix input;
+
+  explicit DictionaryReference(const std::string& path) {
+    std::ifstream in(path, std::ios::binary);
+    std::int32_t header[2];
+    in.read(reinterpret_cast<char*>(header), sizeof(header));
+    args->load(in);
+    if (header[1] == 11 && args->model == fasttext::model_name::sup) args->maxn = 0;
+    dictionary = std::make_shared<fasttext::Dictionary>(args, in);
+    bool quantized = true;
+    in.read(reinterpret_cast<char*>(&quantized), sizeof(bool));
+    REQUIRE_FALSE(quantized);
+    input.load(in);
+  }
+  std::vector<float> word_vector(const std::string& word) const {
+    fasttext::Vector vector(args->dim);
+    const std::vector<std::int32_t> ngrams = dictionary->getSubwords(word);
+    vector.zero();
+    for (const std::int32_t row : ngrams) vector.addRow(input, row);
+    if (!ngrams.empty()) vector.mul(1.0 / ngrams.size());
+    return as_vector(vector.data(), static_cast<int>(vector.size()));
+  }
+};
+
+// Out-of-vocabulary words of every kind: ASCII, accented, Cyrillic, Greek and CJK, shorter than minn, empty.
+std::vector<std::string> unknown_words(std::size_t count, std::uint32_t seed) {
+  const std::vector<std::string> letters = {"a",        "e",        "k",        "s",           "t",
+                                            "z",        "-",        "\xc3\xa9", "\xc3\xa8",    "\xc3\xa7",
+                                            "\xc3\xbc", "\xc3\x9f", "\xd1\x84", "\xd0\xb0",    "\xd0\xb9",
+                                            "\xd0\xbb", "\xd1\x91", "\xce\xb1", "\xe6\x96\x87"};
+  std::mt19937 random(seed);
+  std::vector<std::string> words = {"", "a", "ab", "\xd1\x84", "</s>", "<", ">"};
+  while (words.size() < count) {
+    std::string word;
+    const std::size_t length = random() % 14;
+    for (std::size_t i = 0; i < length; ++i) word += letters[random() % letters.size()];
+    words.push_back(word);
+  }
+  return words;
+}
+
+// `ngrams`: whether the model has character n-grams, so that unknown words get vectors.
+void check_against_reference(const std::string& path, const std::vector<std::string>& in_vocabulary,
+                             bool with_loadmodel, bool ngrams = true) {
+  const DictionaryReference reference(path);
+  std::unique_ptr<fasttext::FastText> model;
+  if (with_loadmodel) {
+    model = std::make_unique<fasttext::FastText>();
+    model->loadModel(path);
+  }
+  const auto loadmodel_vector = [&](const std::string& word) {
+    fasttext::Vector vector(model->getDimension());
+    model->getWordVector(vector, word);
+    return as_vector(vector.data(), static_cast<int>(vector.size()));
+  };
+  const Embeddings embeddings = termalign::load_fasttext_bin(path);
+  REQUIRE(embeddings.size() == in_vocabulary.size());
+  for (std::size_t id = 0; id < in_vocabulary.size(); ++id) {
+    INFO("word " << id << " '" << in_vocabulary[id] << "'");
+    REQUIRE(embeddings.words[id] == in_vocabulary[id]);
+    const std::vector<float> vector =
+        as_vector(embeddings.vectors.row(static_cast<Eigen::Index>(id)).data(), embeddings.dim());
+    CHECK(vector == reference.word_vector(in_vocabulary[id]));
+    if (model) CHECK(vector == loadmodel_vector(in_vocabulary[id]));
+  }
+  std::size_t with_vector = 0;
+  for (const std::string& word : unknown_words(3000, 7)) {
+    INFO("unknown word '" << word << "'");
+    if (embeddings.row(word)) continue;
+    const std::vector<float> expected = reference.word_vector(word);
+    if (model) REQUIRE(loadmodel_vector(word) == expected);
+    termalign::RowVector vector;
+    if (embeddings.subword_vector(word, vector)) {
+      CHECK(as_vector(vector.data(), static_cast<int>(vector.size())) == expected);
+      ++with_vector;
+    } else {
+      CHECK(expected == std::vector<float>(expected.size(), 0.0f));
+    }
+  }
+  CHECK((with_vector > 0) == ngrams);
+}
+
+const std::vector<std::string> kWords = {"</s>",
+                                         "the",
+                                         "file",
+                                         "files",
+                                         "format",
+                                         "fen\xc3\xaatre",
+                                         "\xd1\x84\xd0\xb0\xd0\xb9\xd0\xbb",
+                                         "\xd1\x81\xd0\xb5\xd1\x80\xd0\xb2\xd0\xb5\xd1\x80",
+                                         "\xce\xb1\xce\xb2",
+                                         "\xe6\x96\x87\xe4\xbb\xb6",
+                                         "a",
+                                         "x-y"};
+
+}  // namespace
+
+TEST_CASE("the .bin reader gives libfasttext's vectors bit for bit on the bundled models", "[embeddings]") {
+  for (const char* name : {"/models/sample/en.bin", "/models/sample/fr.bin", "/tests/data/embeddings/tiny.bin"}) {
+    INFO(name);
+    const std::string path = kSource + name;
+    fasttext::FastText model;
+    model.loadModel(path);
+    std::vector<std::string> words;
+    for (std::int32_t id = 0; id < model.getDictionary()->nwords(); ++id)
+      words.push_back(model.getDictionary()->getWord(id));
+    check_against_reference(path, words, true);
+  }
+}
+
+TEST_CASE("the .bin reader gives libfasttext's vectors for other n-gram lengths, pruned and version 11",
+          "[embeddings]") {
+  struct Case {
+    const char* name;
+    ModelSpec spec;
+    bool loadmodel;  // FastText::loadModel refuses a pruned model that is not quantized
+    bool ngrams = true;
+  };
+  std::vector<Case> cases;
+  ModelSpec spec;
+  spec.words = kWords;
+  cases.push_back({"minn 3, maxn 6", spec, true});
+  spec.minn = spec.maxn = 5;
+  cases.push_back({"minn = maxn = 5 (cc.en.300)", spec, true});
+  spec.minn = 1;
+  spec.maxn = 2;
+  cases.push_back({"minn 1, maxn 2", spec, true});
+  spec.minn = 0;
+  spec.maxn = 0;
+  spec.bucket = 0;
+  cases.push_back({"maxn 0, no bucket", spec, true, false});
+  spec.minn = 2;
+  spec.maxn = 4;
+  spec.bucket = 300;
+  spec.pruned = true;
+  cases.push_back({"pruned n-gram index", spec, false});
+  spec.pruned = false;
+  spec.version = 11;
+  spec.model = 3;  // a version 11 supervised model: no n-grams
+  cases.push_back({"version 11, supervised", spec, true, false});
+  for (const Case& test : cases) {
+    INFO(test.name);
+    const std::string path = model_temporary("generated.bin", model_bytes(test.spec));
+    check_against_reference(path, kWords, test.loadmodel, test.ngrams);
+  }
+}
+
+TEST_CASE("the .bin reader's vectors are the same from several threads and after a restricted load",
+          "[embeddings]") {
+  ModelSpec spec;
+  spec.words = kWords;
+  const std::string path = model_temporary("threads.bin", model_bytes(spec));
+  const DictionaryReference reference(path);
+  LoadOptions options;
+  options.restrict_words = true;
+  options.most_frequent = 3;
+  options.wanted = {"format", "\xd1\x84\xd0\xb0\xd0\xb9\xd0\xbb", "absent"};
+  options.threads = 2;
+  const Embeddings embeddings = termalign::load_fasttext_bin(path, options);
+  const std::vector<std::string> kept = {"</s>", "the", "file", "format", "\xd1\x84\xd0\xb0\xd0\xb9\xd0\xbb"};
+  REQUIRE(embeddings.words == kept);
+  const std::vector<std::string> words = unknown_words(2000, 11);
+  std::vector<std::vector<float>> vectors(words.size());
+  termalign::parallel_for(words.size(), 2, [&](std::size_t i) {
+    termalign::RowVector vector;
+    if (embeddings.subword_vector(words[i], vector))
+      vectors[i] = as_vector(vector.data(), static_cast<int>(vector.size()));
+  });
+  for (std::size_t i = 0; i < words.size(); ++i) {
+    const std::vector<float> expected = reference.word_vector(words[i]);
+    if (vectors[i].empty()) {
+      CHECK(expected == std::vector<float>(expected.size(), 0.0f));
+    } else {
+      CHECK(vectors[i] == expected);
+    }
+  }
+}
+
+TEST_CASE("a corrupt .bin gets an error naming the file and what is wrong", "[embeddings]") {
+  ModelSpec spec;
+  spec.words = kWords;
+  const std::string good = model_bytes(spec);
+  const auto error_of = [](const std::string& name, const std::string& bytes) {
+    const std::string path = model_temporary(name, bytes);
+    try {
+      termalign::load_fasttext_bin(path);
+    } catch (const termalign::Error& error) {
+      CHECK(error.kind() == termalign::ErrorKind::input);
+      return std::string(error.what());
+    }
+    return std::string("no error");
+  };
+  // The quantization flag of the input matrix follows the dictionary.
+  const std::size_t input_flag = good.size() - (2 * 17 + (kWords.size() * 2 + 400) * 5 * 4);
+  REQUIRE(good[input_flag] == 0);
+  std::string quantized = good;
+  quantized[input_flag] = 1;
+  CHECK_THAT(error_of("quantized.bin", quantized), Catch::Contains("quantized.bin: quantized fastText models"));
+
+  std::string cut_dictionary = good.substr(0, 80);
+  CHECK_THAT(error_of("cut.bin", cut_dictionary),
+             Catch::Contains("cut.bin: truncated fastText model: the file ends inside the dictionary"));
+
+  std::string shrunk = good;
+  const std::size_t rows_at = input_flag + 1;
+  std::int64_t rows = 0;
+  std::memcpy(&rows, shrunk.data() + rows_at, sizeof(rows));
+  rows -= 1;
+  std::memcpy(shrunk.data() + rows_at, &rows, sizeof(rows));
+  CHECK_THAT(error_of("rows.bin", shrunk),
+             Catch::Contains("rows.bin: corrupt fastText model: the input matrix is"));
+
+  ModelSpec no_bucket = spec;
+  no_bucket.bucket = 0;  // n-grams of 3 to 6 characters, but no row for them
+  CHECK_THAT(error_of("no-bucket.bin", model_bytes(no_bucket)),
+             Catch::Contains("no-bucket.bin: corrupt fastText model: character n-grams but no bucket"));
+
+  ModelSpec pruned = spec;
+  pruned.pruned = true;
+  std::string bad_index = model_bytes(pruned);
+  // The pruned index's first pair (bucket 0 -> row 0) sits right after the dictionary's entries.
+  std::size_t index_at = 4 + 4 + 12 * 4 + 8 + 4 * 3 + 8 * 2;
+  for (const std::string& word : kWords) index_at += word.size() + 1 + 8 + 1;
+  const std::int32_t far_row = 1 << 20;
+  std::memcpy(bad_index.data() + index_at + 4, &far_row, sizeof(far_row));
+  CHECK_THAT(error_of("index.bin", bad_index),
+             Catch::Contains("index.bin: corrupt fastText model: the pruned n-gram index sends bucket 0 to row"));
+}
+
+TEST_CASE("loading stops with a resources error when the kept vectors exceed the memory limit", "[embeddings]") {
+  ModelSpec spec;
+  spec.words = kWords;
+  const std::string bin = model_temporary("limit.bin", model_bytes(spec));
+  const std::string vec = kSource + "/models/sample/en.vec";
+  struct Limit {
+    Limit() { termalign::set_scoring_memory_limit(std::size_t{100}); }
+    ~Limit() { termalign::set_scoring_memory_limit(std::nullopt); }
+  };
+  auto limit = std::make_unique<Limit>();
+  for (const std::string& path : {bin, vec}) {
+    INFO(path);
+    try {
+      termalign::load_embeddings(path);
+      FAIL("no error");
+    } catch (const termalign::Error& error) {
+      CHECK(error.kind() == termalign::ErrorKind::resources);
+      CHECK_THAT(error.what(), Catch::Contains(path + ": loading the vectors of"));
+    }
+  }
+  limit.reset();
+  CHECK(termalign::load_embeddings(bin).size() == kWords.size());
+}
