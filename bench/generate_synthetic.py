@@ -17,8 +17,8 @@ writes into DIR (created if needed):
                         a word's vector (the mean of its row and its n-grams' rows) is its .vec vector plus
                         small noise;
   corpus-en.txt, corpus-fr.txt
-                        with --corpus-sentences N: N sentences a language of words drawn as the terms' words, a
-                        term of the list in about one sentence in three.
+                        with --corpus-sentences N: N sentences a language of words drawn by a Zipf-like law
+                        among the 200000 most frequent, a term of the list in about one sentence in three.
 
 With --row-order shuffled, the rows of each .vec are written in an order of their own (a seeded permutation per
 language) instead of by frequency: the first rows of the two files are then not translations of each other, as
@@ -141,10 +141,15 @@ def write_bin(path, names, vector_chunks, dim, buckets, rng_seed):
     os.replace(path + ".partial", path)
 
 
-def write_corpus(path, rng, sampler, names, terms, sentences):
-    """`sentences` lines of 4 to 20 words drawn by `sampler`; about one in three holds one of `terms` as well."""
+CORPUS_TYPES = 200000  # words of a corpus besides its terms': Heaps' law gives about 10^5 for 1M sentences
+
+
+def write_corpus(path, rng, names, terms, sentences):
+    """`sentences` lines of 4 to 20 words drawn by a Zipf-like law, p(r) ~ 1 / (r + 10), over the CORPUS_TYPES most
+    frequent words (real text of this size has a few hundred thousand types, not a vocabulary's millions); about
+    one in three holds one of `terms` as well."""
     lengths = rng.integers(4, 21, sentences)
-    words = sampler.draw(int(lengths.sum()))
+    words = WordSampler(rng, min(CORPUS_TYPES, len(names))).draw_zipf(int(lengths.sum()))
     with_term = rng.random(sentences) < 0.35
     term_of = rng.integers(0, len(terms), sentences)
     ends = np.cumsum(lengths)
@@ -195,8 +200,11 @@ class WordSampler:
         weights = 1.0 / (np.arange(words) + 10.0)
         self.cumulative = np.cumsum(weights / weights.sum())
 
+    def draw_zipf(self, count):
+        return np.minimum(np.searchsorted(self.cumulative, self.rng.random(count)), self.words - 1)
+
     def draw(self, count):
-        zipf = np.minimum(np.searchsorted(self.cumulative, self.rng.random(count)), self.words - 1)
+        zipf = self.draw_zipf(count)
         uniform = self.rng.integers(0, self.words, count)
         return np.where(self.rng.random(count) < 0.5, zipf, uniform)
 
@@ -313,7 +321,7 @@ def main(argv):
         f"{len(seed_words)} seed pairs to {arguments.out} ({time.perf_counter() - started:.1f} s)")
     if arguments.corpus_sentences > 0:
         for language, names, terms in (("en", english, source), ("fr", french, targets)):
-            write_corpus(path(f"corpus-{language}.txt"), rng, sampler, names, [spell(t, names) for t in terms],
+            write_corpus(path(f"corpus-{language}.txt"), rng, names, [spell(t, names) for t in terms],
                          arguments.corpus_sentences)
             log(f"wrote corpus-{language}.txt: {arguments.corpus_sentences} sentences "
                 f"({time.perf_counter() - started:.1f} s)")

@@ -434,7 +434,10 @@ if machine.get("real_size", "skip") == "run":
               "cc.en.300.bin (2M words + 2M character n-gram buckets, minn = maxn = 5, d = 300: 7.2 GB a language) "
               "or a 2M-word .vec (4.8 GB); corpora of 1.1M sentences a language. termalign reads of a .bin its "
               "dictionary and, for each word kept (the terms' and the seed's words, the 20,000 most frequent), "
-              f"that word's rows. Fastest of {runs('real-bin')} runs each, alternating.", "",
+              f"that word's rows. Fastest of {runs('real-bin')} runs each, alternating: the three cases' files "
+              "(26 GB) do not all fit in the page cache of a 24 GiB machine, so a run reads part of its file from "
+              "the disk. With the corpora, the corpus pass takes most of the time and the memory (its contexts of "
+              "frequent single-word terms).", "",
               "| run | wall (s) | peak RSS (MiB) | AP |", "|---|---|---|---|",
               f"| `align`, .bin both sides | {real['real-bin'][0]:.1f} | {real['real-bin'][1]:.0f} | "
               f"{ap('real-bin'):.4f} |",

@@ -27,9 +27,9 @@ struct CorpusEvidenceOptions {
 
 // Gathers both corpora's statistics (gather_corpus_statistics, one pass each) and fills the corpus fields of
 // `evidence` for every candidate:
-// - source_log_frequency, target_log_frequency: log((count + 1) / tokens) of each term in its corpus;
-// - source_log_sentences, target_log_sentences: log((sentences with it + 1) / sentences);
-// - source_frequency_z, target_frequency_z: the log count's z-score among its list's terms (scale-free);
+// - source_log_frequency, target_log_frequency: log((count + 1) / (tokens + 1)) of each term in its corpus;
+// - source_log_sentences, target_log_sentences: log((sentences with it + 1) / (sentences + 1));
+// - source_frequency_z, target_frequency_z: the z-score of log(count + 1) among its list's terms (scale-free);
 // - context_similarity: cosine of the target term's context vector and the source term's, translated word by word
 //   (each context word to its seed translations plus its nearest mapped neighbour among the target context words,
 //   its weight shared among them).
