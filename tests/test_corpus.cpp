@@ -12,6 +12,7 @@
 #include "io/train_vectors.h"
 #include "termalign/error.h"
 #include "termalign/logging.h"
+#include "util/count_map.h"
 
 using namespace termalign;
 
@@ -198,4 +199,22 @@ TEST_CASE("sparse cosine equals the dense one", "[corpus]") {
   const double dense = (2.0 * 1.0 + 0.5 * 2.0) / std::sqrt((1 + 4 + 0.25) * (1 + 16 + 4));
   CHECK(sparse_cosine(a, b) == Approx(dense));
   CHECK(sparse_cosine(a, {}) == 0);
+}
+
+TEST_CASE("CountMap counts as a std::map does, across many growths of its table", "[corpus]") {
+  detail::CountMap counts;
+  std::map<std::uint64_t, std::uint32_t> expected;
+  std::mt19937_64 random(5);
+  // Keys as the corpus pass makes them (term << 32 | word), many repeated, and some of either half all ones.
+  for (int i = 0; i < 300000; ++i) {
+    const std::uint64_t term = random() % 3000, word = i % 97 == 0 ? 0xFFFFFFFEu : random() % (1 + i / 10);
+    const std::uint64_t key = i % 1001 == 0 ? (std::uint64_t{0xFFFFFFFFu} << 32) | 7 : (term << 32) | word;
+    counts.increment(key);
+    ++expected[key];
+  }
+  CHECK(counts.size() == expected.size());
+  std::map<std::uint64_t, std::uint32_t> seen;
+  counts.for_each([&](std::uint64_t key, std::uint32_t count) { CHECK(seen.emplace(key, count).second); });
+  CHECK(seen == expected);
+  CHECK(detail::CountMap().size() == 0);
 }

@@ -16,6 +16,7 @@
 #include "io/train_vectors.h"
 #include "termalign/error.h"
 #include "termalign/logging.h"
+#include "util/count_map.h"
 #include "util/parallel.h"
 
 namespace termalign {
@@ -111,7 +112,7 @@ struct Counts {
   std::vector<std::string> words;
   std::vector<std::uint64_t> word_count;
   std::vector<std::uint64_t> term_count, term_sentences;
-  std::unordered_map<std::uint64_t, std::uint32_t> context;  // (term << 32 | word id) -> co-occurrences
+  detail::CountMap context;  // (term << 32 | word id) -> co-occurrences
   explicit Counts(std::size_t terms) : term_count(terms), term_sentences(terms) {}
   std::uint32_t intern(const std::string& word) {
     const auto [found, added] = ids.try_emplace(word, static_cast<std::uint32_t>(words.size()));
@@ -169,7 +170,7 @@ void count_piece(const Piece& piece, const std::string& path, const TermMatcher&
         const std::size_t from = i >= static_cast<std::size_t>(window) ? i - window : 0;
         const std::size_t to = std::min(tokens.size(), i + length + window);
         for (std::size_t j = from; j < to; ++j) {
-          if ((j < i || j >= i + length) && word[j] != kNotWord) ++counts.context[key | word[j]];
+          if ((j < i || j >= i + length) && word[j] != kNotWord) counts.context.increment(key | word[j]);
         }
       });
     }
@@ -265,6 +266,9 @@ CorpusStatistics gather_corpus_statistics(const std::string& path, const std::ve
   statistics.term_count.assign(terms.size(), 0);
   statistics.term_sentences.assign(terms.size(), 0);
   std::vector<std::pair<std::uint64_t, std::uint32_t>> context;  // (term << 32 | global word id), count
+  std::size_t context_entries = 0;
+  for (const Counts& part : counts) context_entries += part.context.size();
+  context.reserve(context_entries);
   for (Counts& part : counts) {
     std::vector<std::uint32_t> to_global(part.words.size());
     for (std::size_t w = 0; w < part.words.size(); ++w) {
@@ -275,8 +279,9 @@ CorpusStatistics gather_corpus_statistics(const std::string& path, const std::ve
       statistics.term_count[t] += part.term_count[t];
       statistics.term_sentences[t] += part.term_sentences[t];
     }
-    for (const auto& [key, count] : part.context)
+    part.context.for_each([&](std::uint64_t key, std::uint32_t count) {
       context.emplace_back((key & ~std::uint64_t(0xFFFFFFFFu)) | to_global[key & 0xFFFFFFFFu], count);
+    });
     part = Counts(0);
   }
   std::sort(context.begin(), context.end());
