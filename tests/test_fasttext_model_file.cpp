@@ -327,8 +327,8 @@ TEST_CASE("loading stops with a resources error when the kept vectors exceed the
   const std::string bin = model_temporary("limit.bin", model_bytes(spec));
   const std::string vec = kSource + "/models/sample/en.vec";
   struct Limit {
-    Limit() { termalign::set_scoring_memory_limit(std::size_t{100}); }
-    ~Limit() { termalign::set_scoring_memory_limit(std::nullopt); }
+    Limit() { termalign::set_memory_limit(std::size_t{100}); }
+    ~Limit() { termalign::set_memory_limit(std::nullopt); }
   };
   auto limit = std::make_unique<Limit>();
   for (const std::string& path : {bin, vec}) {

@@ -166,9 +166,10 @@ int run(int argc, char** argv, const termalign::ProcessGroup& group) {
     // each); a malformed value is a usage error before any work.
     if (const char* kernel = std::getenv("TERMALIGN_TILE_KERNEL"))
       termalign::set_tile_kernel(termalign::parse_tile_kernel(kernel));
-    // TERMALIGN_MAX_MEMORY_MB: the memory the scoring may use (resources.h); a malformed value likewise.
+    // TERMALIGN_MAX_MEMORY_MB: the memory the loaded vectors and the scoring may use (resources.h); a malformed
+    // value likewise.
     if (const char* megabytes = std::getenv("TERMALIGN_MAX_MEMORY_MB"); megabytes && *megabytes)
-      termalign::set_scoring_memory_limit(termalign::parse_memory_limit_mb(megabytes));
+      termalign::set_memory_limit(termalign::parse_memory_limit_mb(megabytes));
     app.parse(argc, argv);
   } catch (const CLI::ParseError& error) {
     // CLI11's own codes (105, 106, ...) would hide the documented usage code; --help and --version exit 0.

@@ -105,7 +105,7 @@ ScoringMemory estimate_scoring_memory(const ScoringShape& shape, const AlignConf
 
 namespace {
 std::mutex memory_limit_mutex;
-std::optional<std::size_t> set_memory_limit;  // set_scoring_memory_limit's
+std::optional<std::size_t> program_limit;  // set_memory_limit's
 }  // namespace
 
 std::size_t parse_memory_limit_mb(const std::string& text) {
@@ -121,22 +121,22 @@ std::size_t parse_memory_limit_mb(const std::string& text) {
   return static_cast<std::size_t>(megabytes * static_cast<double>(kMiB));
 }
 
-void set_scoring_memory_limit(std::optional<std::size_t> bytes) {
+void set_memory_limit(std::optional<std::size_t> bytes) {
   std::lock_guard<std::mutex> lock(memory_limit_mutex);
-  set_memory_limit = bytes;
+  program_limit = bytes;
 }
 
-std::optional<std::size_t> scoring_memory_limit() {
+std::optional<std::size_t> memory_limit() {
   {
     std::lock_guard<std::mutex> lock(memory_limit_mutex);
-    if (set_memory_limit) return set_memory_limit;
+    if (program_limit) return program_limit;
   }
   return mem_available();
 }
 
 void guard_scoring_memory(const Matrix& X, const Matrix& Z, const AlignConfig& config, TileOptions& tiles,
                           std::size_t target_lists) {
-  const auto limit = scoring_memory_limit();
+  const auto limit = memory_limit();
   const ScoringShape shape{static_cast<std::size_t>(X.rows()), static_cast<std::size_t>(Z.rows()),
                            static_cast<std::size_t>(X.cols()), target_lists};
   ScoringMemory needed = estimate_scoring_memory(shape, config, tiles);
@@ -169,7 +169,7 @@ void guard_scoring_memory(const Matrix& X, const Matrix& Z, const AlignConfig& c
 }
 
 void guard_loading_memory(const std::string& path, const std::string& what, std::size_t bytes) {
-  const auto limit = scoring_memory_limit();
+  const auto limit = memory_limit();
   if (!limit || bytes <= *limit) return;
   throw Error(ErrorKind::resources,
               path + ": loading " + what + " needs " + format_bytes(bytes) + ", but only " + format_bytes(*limit) +

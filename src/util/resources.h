@@ -32,15 +32,15 @@ struct ScoringShape {
 ScoringMemory estimate_scoring_memory(const ScoringShape& shape, const AlignConfig& config,
                                       const TileOptions& tiles);
 
-// The memory the scoring may use, in bytes: the limit a program set (set_scoring_memory_limit; the CLI sets
-// TERMALIGN_MAX_MEMORY_MB's), otherwise MemAvailable of /proc/meminfo; nullopt when neither is known.
-std::optional<std::size_t> scoring_memory_limit();
+// The memory the loaded vectors and the scoring may use, in bytes: the limit a program set (set_memory_limit; the
+// CLI sets TERMALIGN_MAX_MEMORY_MB's), otherwise MemAvailable of /proc/meminfo; nullopt when neither is known.
+std::optional<std::size_t> memory_limit();
 // Sets the limit (nullopt: MemAvailable again). The library reads no environment variable.
-void set_scoring_memory_limit(std::optional<std::size_t> bytes);
+void set_memory_limit(std::optional<std::size_t> bytes);
 // A number of MiB as typed ("512", "0.5") in bytes; a usage error naming TERMALIGN_MAX_MEMORY_MB unless positive.
 std::size_t parse_memory_limit_mb(const std::string& text);
 
-// Before scoring X (n1 x d) against Z (n2 x d): when the estimate exceeds scoring_memory_limit(), halves the tile
+// Before scoring X (n1 x d) against Z (n2 x d): when the estimate exceeds memory_limit(), halves the tile
 // sizes (logging it) until it fits; when even the smallest tiles do not fit, a resources error (exit 5) says what
 // the run needs and what to change.
 // `target_lists`: as ScoringShape's.
@@ -48,7 +48,7 @@ void guard_scoring_memory(const Matrix& X, const Matrix& Z, const AlignConfig& c
                           std::size_t target_lists = 0);
 
 // Before loading holds `bytes` for `what` (the kept vectors of `path`): a resources error (exit 5) naming the file
-// when that exceeds scoring_memory_limit(), which bounds the loading as it bounds the scoring.
+// when that exceeds memory_limit(), which bounds the loading as it bounds the scoring.
 void guard_loading_memory(const std::string& path, const std::string& what, std::size_t bytes);
 
 // "1.5 MiB": a byte count for messages.
