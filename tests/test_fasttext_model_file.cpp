@@ -304,6 +304,11 @@ TEST_CASE("a corrupt .bin gets an error naming the file and what is wrong", "[em
   CHECK_THAT(error_of("rows.bin", shrunk),
              Catch::Contains("rows.bin: corrupt fastText model: the input matrix is"));
 
+  ModelSpec repeated = spec;
+  repeated.words[5] = repeated.words[2];
+  CHECK_THAT(error_of("repeated.bin", model_bytes(repeated)),
+             Catch::Contains("repeated.bin: corrupt fastText model: dictionary entry 6 repeats entry 3 ('file')"));
+
   ModelSpec no_bucket = spec;
   no_bucket.bucket = 0;  // n-grams of 3 to 6 characters, but no row for them
   CHECK_THAT(error_of("no-bucket.bin", model_bytes(no_bucket)),

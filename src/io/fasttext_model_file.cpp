@@ -193,7 +193,13 @@ void FastTextModelFile::build_index() {
     const std::string_view text = word(entry);
     std::size_t slot = fnv1a(text) & mask;
     while (slots_[slot] >= 0 && word(slots_[slot]) != text) slot = (slot + 1) & mask;
-    slots_[slot] = entry;  // as Dictionary::load: a repeated word finds its last entry
+    if (slots_[slot] >= 0) {  // fastText never writes a word twice
+      throw_input_error(path_, 0,
+                        "corrupt fastText model: dictionary entry " + std::to_string(entry + 1) +
+                            " repeats entry " + std::to_string(slots_[slot] + 1) + " ('" +
+                            std::string(text.substr(0, 40)) + "')");
+    }
+    slots_[slot] = entry;
   }
 }
 
