@@ -411,6 +411,7 @@ TEST_CASE("plain_float_fields accepts fastText's rows and nothing that does not 
     INFO("'" << bad << "'");
     CHECK_FALSE(termalign::detail::plain_float_fields(bad, bad.empty() ? 0 : 1 + (bad == "1  2")));
   }
+  CHECK_FALSE(termalign::detail::plain_float_fields(std::string_view(), 1));  // no data at all
   CHECK(termalign::detail::plain_float_fields(std::string(15, '9') + ".5e-07 -0 00.0 1e-5", 4));
   // Blocks of 64 bytes: rows whose fields straddle the blocks' borders anywhere.
   for (std::size_t pad = 0; pad < 130; ++pad) {

@@ -171,8 +171,8 @@ bool plain_float_fields(std::string_view values, int count) {
     const char* block = values.data() + begin;
     const std::size_t length = std::min<std::size_t>(64, size - begin);
     std::uint64_t valid = ~std::uint64_t{0}, end = 0;
-    if (length < 64) {  // the last block: its bytes, then spaces
-      std::memcpy(padded, block, length);
+    if (length < 64) {                                     // the last block: its bytes, then spaces
+      if (length > 0) std::memcpy(padded, block, length);  // an empty view may have no data at all
       std::memset(padded + length, ' ', 64 - length);
       block = padded;
       end = std::uint64_t{1} << length;
