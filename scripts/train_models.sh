@@ -4,21 +4,37 @@
 # cross-validated figures, with each feature group left out in turn:
 #   models/reranker-enfr.txt         without corpora (the fallback of runs without --src-corpus/--tgt-corpus)
 #   models/reranker-enfr-corpus.txt  with the corpora's evidence
-#   docs/reranker-training.md        the two reports (Markdown tables), as train-reranker --report writes them
-# Usage: scripts/train_models.sh [build-dir] [data-dir]. The library embeds the models: rebuild after a run.
+#   models/reranker-enfr-seedless.txt, models/reranker-enfr-corpus-seedless.txt
+#                                    the same trained with a seed induced from the vectors (--seed auto): the
+#                                    models of runs without a seed lexicon
+#   docs/reranker-training.md        the four reports (Markdown tables), as train-reranker --report writes them
+# Usage: scripts/train_models.sh [build-dir] [data-dir] [--seedless-only]. The library embeds the models: rebuild
+# after a run. --seedless-only trains the seedless variants alone and prints their reports.
 set -euo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 build=${1:-$root/build}
 data=${2:-$root/../shared/data}
 train=$data/enfr/train
-common=(--src-vectors "$data/vectors/en.bin" --tgt-vectors "$data/vectors/fr.bin" --seed "$train/seed-en-fr.txt"
-        --src-terms "$train/terms-en.txt" --tgt-terms "$train/terms-fr.txt" --gold "$train/terms-en-fr.txt"
-        --ablation true)
+seedless_only=${3:-}
+inputs=(--src-vectors "$data/vectors/en.bin" --tgt-vectors "$data/vectors/fr.bin" --src-terms "$train/terms-en.txt"
+        --tgt-terms "$train/terms-fr.txt" --gold "$train/terms-en-fr.txt" --ablation true)
+common=("${inputs[@]}" --seed "$train/seed-en-fr.txt")
+corpora=(--src-corpus "$train/corpus-en.txt" --tgt-corpus "$train/corpus-fr.txt")
 scratch=$(mktemp -d)
 trap 'rm -rf "$scratch"' EXIT
+"$build/termalign" train-reranker "${inputs[@]}" --seed auto --out "$scratch/plain-seedless.txt" \
+  --report "$scratch/plain-seedless.md" >&2
+"$build/termalign" train-reranker "${inputs[@]}" --seed auto "${corpora[@]}" --out "$scratch/corpus-seedless.txt" \
+  --report "$scratch/corpus-seedless.md" >&2
+cp "$scratch/plain-seedless.txt" "$root/models/reranker-enfr-seedless.txt"
+cp "$scratch/corpus-seedless.txt" "$root/models/reranker-enfr-corpus-seedless.txt"
+if [[ $seedless_only == --seedless-only ]]; then
+  cat "$scratch/plain-seedless.md" "$scratch/corpus-seedless.md"
+  exit 0
+fi
 "$build/termalign" train-reranker "${common[@]}" --out "$scratch/plain.txt" --report "$scratch/plain.md" >&2
-"$build/termalign" train-reranker "${common[@]}" --src-corpus "$train/corpus-en.txt" \
-  --tgt-corpus "$train/corpus-fr.txt" --out "$scratch/corpus.txt" --report "$scratch/corpus.md" >&2
+"$build/termalign" train-reranker "${common[@]}" "${corpora[@]}" --out "$scratch/corpus.txt" \
+  --report "$scratch/corpus.md" >&2
 {
   echo "# The bundled re-ranker models: cross-validated figures"
   echo
@@ -36,6 +52,18 @@ trap 'rm -rf "$scratch"' EXIT
   echo "## With the corpora (models/reranker-enfr-corpus.txt)"
   echo
   cat "$scratch/corpus.md"
+  echo
+  echo "## Without a seed lexicon (models/reranker-enfr-seedless.txt, models/reranker-enfr-corpus-seedless.txt)"
+  echo
+  echo "Trained as above with \`--seed auto\` instead of the seed lexicon: the models of runs without one."
+  echo
+  echo "### Without corpora"
+  echo
+  cat "$scratch/plain-seedless.md"
+  echo
+  echo "### With the corpora"
+  echo
+  cat "$scratch/corpus-seedless.md"
 } >"$scratch/report.md"
 cp "$scratch/plain.txt" "$root/models/reranker-enfr.txt"
 cp "$scratch/corpus.txt" "$root/models/reranker-enfr-corpus.txt"

@@ -197,6 +197,14 @@ TEST_CASE("validate() rejects bad values with a sentence", "[config]") {
                                                        "words loaded, most_frequent (1000)"));
   config.mapping.refine_iterations = 0;
   CHECK_NOTHROW(config.validate());
+  // So are an induced seed's words (a seed file needs none of them).
+  config.input.seed = "auto";
+  CHECK_THROWS_WITH(config.validate(), Catch::Contains("seed_selection_words (10000) cannot exceed the number of "
+                                                       "frequent words loaded, most_frequent (1000)"));
+  config.mapping.seed_selection_words = 1000;
+  CHECK_THROWS_WITH(config.validate(), Catch::Contains("seed_lexicon_words (10000) cannot exceed"));
+  config.mapping.seed_lexicon_words = 0;
+  CHECK_NOTHROW(config.validate());
 }
 
 TEST_CASE("configs/default.toml holds exactly the library's defaults", "[config]") {

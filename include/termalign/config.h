@@ -16,12 +16,20 @@ enum class Dewhiten { none, source, target, both };
 // (the same output, faster where the CPU multiplies bf16 natively); automatic: bf16 on such CPUs, else fp32.
 enum class Precision { fp32, bf16, automatic };
 
-// As the seed lexicon: a seed made of the words written alike in the two vocabularies (vecmap's --identical).
+// As the seed lexicon, a seed induced from the vectors instead of read from a file (seed.h): the words written
+// alike in the two vocabularies (vecmap's --identical); those plus the words spelt alike or nearly so once
+// transliterated to Latin (`файл` / `file`); or the one of these starts whose refined mapping scores best by an
+// unsupervised criterion (the mean CSLS of each frequent source word's nearest target, as MUSE selects models).
 constexpr const char* kIdenticalSeed = "identical";
+constexpr const char* kTransliteratedSeed = "transliterated";
+constexpr const char* kAutoSeed = "auto";
+inline bool is_induced_seed(const std::string& seed) {
+  return seed == kIdenticalSeed || seed == kTransliteratedSeed || seed == kAutoSeed;
+}
 
 struct InputOptions {
   std::string src_vectors, tgt_vectors;  // .vec, .vec.gz or .bin
-  std::string seed;                      // seed lexicon, src<TAB>tgt, or kIdenticalSeed
+  std::string seed;                      // seed lexicon, src<TAB>tgt, or an induced seed (is_induced_seed)
   std::string src_terms, tgt_terms;      // term lists
   std::size_t most_frequent = 20000;     // frequent words loaded besides the needed ones (neighbourhoods)
   // The re-ranker of the candidates: "default" (the bundled model trained on enfr/train, the one with the corpus
@@ -39,9 +47,9 @@ struct InputOptions {
   double corpus_weight = 0.5;
   // A seed lexicon whose columns look swapped against the vectors is an error unless this is set (then a warning).
   bool allow_reversed = false;
-  // A BUCC dataset folder and its language pair "l1-l2" (read from its file names when empty): terms-<l1>.txt,
-  // terms-<l2>.txt and seed-<l1>-<l2>.txt fill the term lists and the seed when they are not given
-  // (resolve_dataset).
+  // A BUCC dataset folder and its language pair "l1-l2" (read from its file names when empty): terms-<l1>.txt and
+  // terms-<l2>.txt fill the term lists when they are not given, and seed-<l1>-<l2>.txt the seed when the folder
+  // has one; without it (as the task's folders) the seed is kAutoSeed (resolve_dataset).
   std::string data_dir, pair;
   // With data_dir: its corpora corpus-<l1>.txt and corpus-<l2>.txt, when both are there and neither corpus is
   // given, are the run's corpora (the task's comparable corpora C1, C2: evidence for the re-ranker).
@@ -75,6 +83,16 @@ struct MappingOptions {
   // fewer of them (CSLS P@1), under 80 % of the best map's share, is dropped and the refinement stops
   // (0 = unchecked).
   double refine_validation = 0.2;
+  // Induced seeds (kTransliteratedSeed, kAutoSeed): two words of at least 4 letters whose Latin spellings are
+  // this alike (character n-gram Dice), each the other's closest, pair up besides those spelt the same.
+  double seed_spelling_similarity = 0.8;
+  // kAutoSeed's criterion: over this many most frequent words of each side, the mean CSLS of each source word's
+  // nearest target under each start's refined mapping.
+  std::size_t seed_selection_words = 10000;
+  // With an induced seed, the lexicon the re-ranker's seed evidence reads (the word translations, the seed
+  // agreement): the mutual CSLS nearest neighbours among this many most frequent words of each side under the
+  // fitted mapping, as a seed lexicon of frequent words would give them (0 = the induced seed itself).
+  std::size_t seed_lexicon_words = 10000;
 };
 
 struct CompositionOptions {

@@ -23,9 +23,10 @@ const std::map<std::string, std::string>& option_help() {
       {"src-vectors", "Required: source-language vectors (.vec, .vec.gz or fastText .bin)"},
       {"tgt-vectors", "Required: target-language vectors (.vec, .vec.gz or fastText .bin)"},
       {"seed",
-       "Required (unless --mapping or --data-dir): seed lexicon, src<TAB>tgt; 'identical' builds it from the "
-       "words "
-       "written alike in both vocabularies"},
+       "Required (unless --mapping or --data-dir): seed lexicon, src<TAB>tgt (e.g. a MUSE dictionary), or one "
+       "induced from the vectors: 'identical' (the words written alike in both vocabularies), 'transliterated' "
+       "(also those spelt alike or nearly so in Latin letters), 'auto' (the better of the two by the mean CSLS of "
+       "the frequent words' translations; the default of a --data-dir without a seed file)"},
       {"src-terms", "Required (unless --data-dir): source term list (D1)"},
       {"tgt-terms", "Required (unless --data-dir): target term list (D2)"},
       {"most-frequent", "Frequent words loaded besides the needed ones"},
@@ -40,9 +41,9 @@ const std::map<std::string, std::string>& option_help() {
       {"corpus-weight", "Weight of the corpus vectors' cosine in the combined similarity (0-1)"},
       {"allow-reversed", "Use a seed lexicon whose columns look swapped against the vectors as it is (a warning)"},
       {"data-dir",
-       "BUCC dataset folder: terms-<l1>.txt, terms-<l2>.txt, seed-<l1>-<l2>.txt and the corpora corpus-<l1>.txt, "
-       "corpus-<l2>.txt fill the inputs not given; its gold terms-<l1>-<l2>.txt, when there, scores "
-       "the run"},
+       "BUCC dataset folder: terms-<l1>.txt, terms-<l2>.txt and, when there, the corpora corpus-<l1>.txt, "
+       "corpus-<l2>.txt and a seed lexicon seed-<l1>-<l2>.txt fill the inputs not given (without a seed file, "
+       "--seed auto); its gold terms-<l1>-<l2>.txt, when there, scores the run"},
       {"pair",
        "With --data-dir: the language pair l1-l2 of its files (e.g. en-fr); read from their names when they "
        "name one pair only"},
@@ -68,6 +69,14 @@ const std::map<std::string, std::string>& option_help() {
       {"refine-words", "Refinement: frequent words per side among which the dictionary is induced"},
       {"refine-validation",
        "Refinement: share of seed words held out; an iteration that retrieves fewer of them stops it (0 = off)"},
+      {"seed-spelling-similarity",
+       "Induced seeds: words of at least 4 letters this alike in Latin letters (n-gram Dice), each the other's "
+       "closest, pair up"},
+      {"seed-lexicon-words",
+       "With an induced seed: the re-ranker's seed evidence reads the mutual CSLS nearest neighbours among this "
+       "many frequent words per side under the fitted mapping (0 = the induced seed itself)"},
+      {"seed-selection-words",
+       "--seed auto: frequent words per side over which the starts' mappings are compared (mean CSLS)"},
       {"lowercase-fallback", "Try unknown tokens lower-cased, then as cased words of the vectors"},
       {"split-compounds", "Split unknown tokens on hyphens and apostrophes"},
       {"split-closed-compounds", "Read unknown tokens as closed compounds of known words (dateiformat)"},
@@ -134,8 +143,8 @@ void add_align_command(CLI::App& app, const ProcessGroup& group) {
   auto options = AlignOptions::add(command, true);
   command->footer(
       "Required: --src-vectors, --tgt-vectors, --src-terms, --tgt-terms, --seed (or --mapping) and --out, each by "
-      "its flag or in the --config file; --data-dir DIR [--pair l1-l2] gives the term lists, the seed and the "
-      "corpora.\n"
+      "its flag or in the --config file; --data-dir DIR [--pair l1-l2] gives the term lists, the corpora and the "
+      "seed lexicon when it has one (else --seed auto).\n"
       "Example:\n  termalign align --src-vectors en.bin --tgt-vectors fr.bin --seed seed-en-fr.txt \\\n"
       "      --src-terms terms-en.txt --tgt-terms terms-fr.txt --out submission.tsv\n"
       "  termalign align --data-dir enfr/train --src-vectors en.bin --tgt-vectors fr.bin --out "

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "commands.h"
+#include "rerank/bundled_models.h"
 #include "rerank/reranker.h"
 #include "scoring/scoring.h"
 #include "termalign/config.h"
@@ -23,6 +24,17 @@
 #endif
 
 namespace {
+
+// The bundled re-ranker models' files, for --version: with the seed lexicon, then the seedless variants.
+std::string bundled_model_list() {
+  std::string list;
+  for (const bool seedless : {false, true}) {
+    for (const bool with_corpora : {false, true})
+      list +=
+          (list.empty() ? "" : ", ") + std::string(termalign::detail::bundled_model_name(with_corpora, seedless));
+  }
+  return list;
+}
 
 int run(int argc, char** argv, const termalign::ProcessGroup& group);
 
@@ -137,13 +149,14 @@ int run(int argc, char** argv, const termalign::ProcessGroup& group) {
   app.fallthrough();
   // The similarity kernel is chosen at run time (OpenBLAS's or Eigen's, scoring.h), and so is the default
   // precision (bf16 where the CPU has it): --version says which, and which re-ranker models the build holds.
-  app.set_version_flag("--version", std::function<std::string()>([] {
-                         return std::string("termalign ") + termalign::version() +
-                                " (bundled re-ranker models: " + termalign::bundled_models_id() +
-                                "; re-ranker feature revision " + std::to_string(termalign::kFeatureRevision) +
-                                "; similarity tiles: " + termalign::similarity_kernel() + "; precision auto: " +
-                                termalign::describe_precision(termalign::Precision::automatic) + ")";
-                       }));
+  app.set_version_flag(
+      "--version", std::function<std::string()>([] {
+        return std::string("termalign ") + termalign::version() +
+               " (bundled re-ranker models: " + termalign::bundled_models_id() + "; re-ranker feature revision " +
+               std::to_string(termalign::kFeatureRevision) + "; models " + bundled_model_list() +
+               "; similarity tiles: " + termalign::similarity_kernel() +
+               "; precision auto: " + termalign::describe_precision(termalign::Precision::automatic) + ")";
+      }));
   bool verbose = false, quiet = false;
   app.add_flag("-v,--verbose", verbose, "Debug-level logging on stderr");
   app.add_flag("-q,--quiet", quiet, "Only warnings and errors on stderr");

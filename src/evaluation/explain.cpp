@@ -41,8 +41,9 @@ Explanation explain_ranking(const CandidateSet& candidates, const std::vector<Ra
   if (reranked) {
     const int threads = config.scoring.threads;
     const FeatureTable table = candidate_feature_table(evidence, threads);
-    model = configured_reranker(config.input.reranker, table);
-    const std::string origin = reranker_origin(config.input.reranker, table);
+    const bool seedless = is_induced_seed(config.input.seed);
+    model = configured_reranker(config.input.reranker, table, seedless);
+    const std::string origin = reranker_origin(config.input.reranker, table, seedless);
     // A two-stage model: its second stage's inputs (with the first stage's columns, from every candidate).
     const Matrix all = with_stage_features(model, evidence, table, origin, threads).select(model.features, origin);
     features.resize(static_cast<Eigen::Index>(ranked.size()), all.cols());

@@ -11,4 +11,12 @@ namespace termalign {
 // LoadOptions::restrict_words: the most frequent ones and the words of the terms). path: "identical".
 PairList identical_seed(const Embeddings& source, const Embeddings& target);
 
+// The identical seed plus the words spelt alike across scripts: each other source word paired with the first
+// (most frequent) target word of the same Latin spelling (latin_spelling: `файл` and `fajl`, `équation` and
+// `equation`), then, among the words still unpaired whose Latin spellings have at least 4 letters, each pair of
+// words that are each other's closest spelling with a character n-gram Dice of at least `min_similarity`
+// (`сервер` / `server`, `fonction` / `function`). In the source file's order; path: "transliterated".
+PairList transliterated_seed(const Embeddings& source, const Embeddings& target, double min_similarity,
+                             int threads = 0);
+
 }  // namespace termalign

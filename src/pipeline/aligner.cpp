@@ -22,7 +22,7 @@ namespace {
 constexpr const char* kGivenSource = "(source vectors given in memory)";
 constexpr const char* kGivenTarget = "(target vectors given in memory)";
 
-// The seed's words of one side (empty without a seed file: the mapping is loaded, or the seed is `identical`).
+// The seed's words of one side (empty without a seed file: the mapping is loaded, or the seed is induced).
 std::vector<std::string> seed_words(const PairList& seed, bool source) {
   std::vector<std::string> words;
   for (const auto& [s, t] : seed.pairs) words.push_back(source ? s : t);
@@ -30,7 +30,7 @@ std::vector<std::string> seed_words(const PairList& seed, bool source) {
 }
 
 PairList configured_seed(const AlignConfig& config) {
-  if (config.input.seed.empty() || config.input.seed == kIdenticalSeed) return {};
+  if (config.input.seed.empty() || is_induced_seed(config.input.seed)) return {};
   return read_pairs(config.input.seed, PairFileKind::seed_lexicon);
 }
 
@@ -116,9 +116,9 @@ void Aligner::set_vectors(Embeddings source, Embeddings target) {
 
 const Mapping& Aligner::fit_mapping(const PairList* seed) {
   load();
-  PairList pairs =
-      seed ? *seed
-           : (config_.input.seed == kIdenticalSeed ? identical_seed(source_, target_) : configured_seed(config_));
+  PairList pairs = seed ? *seed
+                        : (is_induced_seed(config_.input.seed) ? pipeline::induced_seed(config_, source_, target_)
+                                                               : configured_seed(config_));
   if (pairs.pairs.empty()) throw_usage_error("A seed lexicon is needed to fit a mapping: give seed.");
   normalised_source_ = source_;
   normalised_target_ = target_;
@@ -128,7 +128,11 @@ const Mapping& Aligner::fit_mapping(const PairList* seed) {
   pipeline::fit_seed_transforms(pairs, seed_name, config_, normalised_source_, normalised_target_, mapping,
                                 usable)();
   mapping_ = std::move(mapping);
-  seed_ = std::move(pairs);
+  // As align() does: an induced seed's evidence reads the mapping's own lexicon.
+  seed_ =
+      !seed && uses_reranker(config_) && is_induced_seed(config_.input.seed)
+          ? pipeline::induced_lexicon(config_, std::move(pairs), normalised_source_, normalised_target_, mapping_)
+          : std::move(pairs);
   has_mapping_ = true;
   return mapping_;
 }

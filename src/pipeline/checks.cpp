@@ -10,13 +10,13 @@
 
 namespace termalign::pipeline {
 
-// The inputs checked against the loaded vectors (sanity.h); with `--seed identical`, the seed made from them.
+// The inputs checked against the loaded vectors (sanity.h); with an induced seed, the seed made from them.
 // `*_compounds`: whether each list's closed compounds are split (closed_compounds_for), so count as known words.
 void check_inputs_against_vectors(const AlignConfig& config, bool fit, const TermList& source_terms,
                                   const TermList& target_terms, const Embeddings& source, const Embeddings& target,
                                   PairList& seed, bool source_compounds, bool target_compounds) {
-  if (fit && config.input.seed == kIdenticalSeed) {
-    seed = identical_seed(source, target);
+  if (fit && is_induced_seed(config.input.seed)) {
+    seed = induced_seed(config, source, target);
   } else if (fit) {
     check_seed_against_vectors(seed, source, target, config.input.allow_reversed);
   }
@@ -92,7 +92,7 @@ void check_outputs_distinct(const AlignConfig& config) {
                             {"`tgt_corpus`", input.tgt_corpus},
                             {"`src_corpus_vectors`", input.src_corpus_vectors},
                             {"`tgt_corpus_vectors`", input.tgt_corpus_vectors}};
-  if (input.seed != kIdenticalSeed) inputs.push_back({"`seed`", input.seed});
+  if (!is_induced_seed(input.seed)) inputs.push_back({"`seed`", input.seed});
   if (input.reranker != kDefaultReranker && input.reranker != kNoReranker)
     inputs.push_back({"`reranker`", input.reranker});
   for (const Named& read : inputs) {

@@ -1,4 +1,5 @@
-// The files of a BUCC dataset folder: its language pair, term lists, seed lexicon, corpora and gold.
+// The files of a BUCC dataset folder: its language pair, term lists, corpora, gold and seed lexicon (the task's
+// folders hold none: a seed is then induced from the vectors).
 #include <filesystem>
 #include <set>
 #include <string>
@@ -147,8 +148,9 @@ std::string resolve_dataset(AlignConfig& config, bool note) {
       std::string found;
       for (const std::string& pair : pairs) found += (found.empty() ? "" : ", ") + pair;
       throw_usage_error("`data_dir` needs the language pair of its files as `pair` l1-l2, e.g. en-fr: " +
-                        (pairs.empty() ? std::string("its file names (seed-l1-l2.txt, terms-l1-l2.txt beside "
-                                                     "terms-l1.txt and terms-l2.txt) name none")
+                        (pairs.empty() ? std::string("its file names (a gold terms-l1-l2.txt or a seed "
+                                                     "seed-l1-l2.txt beside terms-l1.txt and terms-l2.txt) name "
+                                                     "none, as in a folder of term lists and corpora only")
                                        : "its file names name several (" + found + ")") +
                         ".");
     }
@@ -165,7 +167,8 @@ std::string resolve_dataset(AlignConfig& config, bool note) {
     if (!field.empty()) return;
     const std::filesystem::path file = dir / name;
     if (!there(file)) {
-      std::string cause = " (a BUCC dataset holds " + terms_file(l1) + ", " + terms_file(l2) + " and " +
+      std::string cause = " (a BUCC dataset holds the term lists " + terms_file(l1) + " and " + terms_file(l2) +
+                          ", and may hold the corpora, a gold " + gold_file(l1, l2) + " and a seed lexicon " +
                           seed_file(l1, l2) + "); give that input with its own option.";
       // A folder of the other direction: its seed lexicon reads l2<TAB>l1, which a run l1-l2 cannot take.
       if (there(dir / seed_file(l2, l1)) && !there(dir / seed_file(l1, l2))) {
@@ -179,7 +182,20 @@ std::string resolve_dataset(AlignConfig& config, bool note) {
   };
   take(input.src_terms, terms_file(l1));
   take(input.tgt_terms, terms_file(l2));
-  if (config.input.saved_mapping.empty()) take(input.seed, seed_file(l1, l2));
+  if (config.input.saved_mapping.empty() && input.seed.empty()) {
+    // A seed lexicon when the folder has one; the task's folders have none, and the run induces one.
+    if (there(dir / seed_file(l1, l2)) || there(dir / seed_file(l2, l1))) {
+      take(input.seed, seed_file(l1, l2));
+    } else {
+      input.seed = kAutoSeed;
+      if (note) {
+        logger().info(
+            "the dataset folder {} has no seed lexicon {}: the run induces one from the vectors (seed \"auto\"); "
+            "give one with --seed FILE, e.g. a MUSE dictionary",
+            input.data_dir, seed_file(l1, l2));
+      }
+    }
+  }
   // The corpora: both or neither (a dataset with one of them is used without; a corpus given by its own option
   // keeps the pair as given, and validate() asks for the other).
   const std::filesystem::path src_corpus = dir / corpus_file(l1), tgt_corpus = dir / corpus_file(l2);

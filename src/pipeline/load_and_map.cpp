@@ -1,11 +1,13 @@
 // Load and map: each side's vectors, the mapping fitted on the seed, the terms composed in the shared space.
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <memory>
 
 #include "io/io.h"
 #include "io/sanity.h"
 #include "mapping/compose_alongside.h"
+#include "mapping/seed.h"
 #include "pipeline/stages.h"
 #include "termalign/embeddings.h"
 #include "termalign/error.h"
@@ -128,6 +130,70 @@ std::function<void()> fit_seed_transforms(const PairList& seed, const std::strin
   return [products, &options = config.mapping, take_transforms] {
     take_transforms(mapping_from_products(*products, options));
   };
+}
+
+PairList induced_seed(const AlignConfig& config, const Embeddings& source, const Embeddings& target) {
+  const MappingOptions& options = config.mapping;
+  const int threads = config.scoring.threads;
+  if (config.input.seed == kIdenticalSeed) return identical_seed(source, target);
+  PairList transliterated = transliterated_seed(source, target, options.seed_spelling_similarity, threads);
+  if (config.input.seed == kTransliteratedSeed) return transliterated;
+  std::vector<PairList> starts;
+  starts.push_back(identical_seed(source, target));
+  if (transliterated.pairs == starts.front().pairs) {
+    logger().info("seed auto: no word pairs by spelling beyond the identical words, which are the seed");
+    return std::move(starts.front());
+  }
+  starts.push_back(std::move(transliterated));
+  // Each start's refined mapping, fitted as the run would fit it, scored on the frequent words.
+  double best_score = -std::numeric_limits<double>::infinity();
+  std::size_t best = 0;
+  for (std::size_t i = 0; i < starts.size(); ++i) {
+    Embeddings normalised_source = source, normalised_target = target;
+    const Mapping normalisers = normalise_pair(config, normalised_source, normalised_target);
+    Matrix Xs, Zt;
+    const std::size_t usable =
+        seed_matrices(starts[i], normalised_source, normalised_target, normalisers, threads, Xs, Zt);
+    if (usable < options.min_seed_pairs) {
+      logger().info("seed auto: the start '{}' has {} usable pairs, fewer than min_seed_pairs ({})",
+                    starts[i].path, usable, options.min_seed_pairs);
+      continue;
+    }
+    const Mapping fitted = mapping_from_products(
+        refined_seed_products(Xs, Zt, normalised_source.vectors, normalised_target.vectors, options, threads),
+        options);
+    const double score = mean_nearest_csls(normalised_source.vectors, normalised_target.vectors, fitted,
+                                           options.seed_selection_words, threads);
+    logger().info(
+        "seed auto: the start '{}' ({} pairs, {} usable) maps the {} most frequent words of each side with a "
+        "mean CSLS of {:.4f} to their nearest translation",
+        starts[i].path, starts[i].pairs.size(), usable, options.seed_selection_words, score);
+    if (score > best_score) {
+      best_score = score;
+      best = i;
+    }
+  }
+  logger().info("seed auto: the run starts from the seed '{}' ({} pairs), the start whose mapping scores best",
+                starts[best].path, starts[best].pairs.size());
+  return std::move(starts[best]);
+}
+
+PairList induced_lexicon(const AlignConfig& config, PairList start, const Embeddings& source,
+                         const Embeddings& target, const Mapping& mapping) {
+  const std::size_t words = config.mapping.seed_lexicon_words;
+  if (words == 0) return start;
+  PairList lexicon;
+  lexicon.path = start.path;
+  for (const auto& [s, t] :
+       mutual_nearest_words(source.vectors, target.vectors, mapping, words, config.scoring.threads)) {
+    lexicon.pairs.emplace_back(source.words[s], target.words[t]);
+    lexicon.lines.push_back(lexicon.pairs.size());
+  }
+  logger().info(
+      "the seed evidence reads {} word pairs, mutual CSLS nearest neighbours among the {} most frequent words of "
+      "each side under the mapping from the seed '{}'",
+      lexicon.pairs.size(), words, start.path);
+  return lexicon;
 }
 
 void compose_mapped(const std::vector<std::string>& source_terms, const TermComposer& source_composer,

@@ -65,6 +65,9 @@ void visit_options(Config& config, Visitor&& visit) {
   visit("mapping", "refine_iterations", config.mapping.refine_iterations);
   visit("mapping", "refine_words", config.mapping.refine_words);
   visit("mapping", "refine_validation", config.mapping.refine_validation);
+  visit("mapping", "seed_spelling_similarity", config.mapping.seed_spelling_similarity);
+  visit("mapping", "seed_selection_words", config.mapping.seed_selection_words);
+  visit("mapping", "seed_lexicon_words", config.mapping.seed_lexicon_words);
   visit("composition", "lowercase_fallback", config.composition.lowercase_fallback);
   visit("composition", "split_compounds", config.composition.split_compounds);
   visit("composition", "split_closed_compounds", config.composition.split_closed_compounds);
@@ -89,7 +92,8 @@ void visit_options(Config& config, Visitor&& visit) {
   visit("orthography", "work_bound", config.orthography.work_bound);
 }
 
-// A file or folder name, relative to the configuration file that gives it (the seed's "identical" is a keyword).
+// A file or folder name, relative to the configuration file that gives it (the seed's "identical",
+// "transliterated" and "auto" are keywords).
 bool is_path_option(const std::string& section, const std::string& key, const std::string& value);
 
 // A float as typed: the shortest text that reads back to the same double (0.1, not 0.10000000000000001), with a

@@ -24,7 +24,7 @@ namespace termalign {
 namespace pipeline {
 
 bool is_path_option(const std::string& section, const std::string& key, const std::string& value) {
-  if (section == "input" && key == "seed" && value == kIdenticalSeed) return false;
+  if (section == "input" && key == "seed" && is_induced_seed(value)) return false;
   if (section == "input" && key == "reranker" && (value == "default" || value == "none")) return false;
   return section == "input"
              ? key != "most_frequent" && key != "corpus_weight" && key != "pair" && key != "corpus_window"
@@ -137,7 +137,8 @@ void AlignConfig::validate() const {
   require(!input.src_terms.empty() && !input.tgt_terms.empty(),
           "Both term lists are needed: give `src_terms` and `tgt_terms`.");
   require(!input.seed.empty() || !input.saved_mapping.empty(),
-          "A seed lexicon (`seed`) is needed unless a saved mapping is loaded with `mapping`.");
+          "A seed lexicon (`seed`) is needed unless a saved mapping is loaded with `mapping`: a file of "
+          "src<TAB>tgt word pairs, or \"auto\" to induce one from the vectors.");
   require(input.saved_mapping.empty() || output.save_mapping.empty(),
           "`mapping` loads a mapping and `save_mapping` saves a fitted one: give only one of them.");
   check_neighbourhood_k(scoring.k);
@@ -170,6 +171,20 @@ void AlignConfig::validate() const {
           fmt::format("`refine_validation` is the share of seed words held out, from 0 "
                       "(unchecked) to below 1 (got {}).",
                       mapping.refine_validation));
+  require(mapping.seed_spelling_similarity > 0 && mapping.seed_spelling_similarity <= 1,
+          fmt::format("`seed_spelling_similarity` is a Dice coefficient, above 0 and at most 1 (got {}).",
+                      mapping.seed_spelling_similarity));
+  require(mapping.seed_selection_words >= 1, "seed_selection_words must be at least 1.");
+  // The induced seed's words among the frequent words loaded, not among those loaded for the terms.
+  const bool induced = is_induced_seed(input.seed);
+  require(!induced || mapping.seed_selection_words <= input.most_frequent,
+          "seed_selection_words (" + std::to_string(mapping.seed_selection_words) +
+              ") cannot exceed the number of frequent words loaded, most_frequent (" +
+              std::to_string(input.most_frequent) + ").");
+  require(!induced || mapping.seed_lexicon_words <= input.most_frequent,
+          "seed_lexicon_words (" + std::to_string(mapping.seed_lexicon_words) +
+              ") cannot exceed the number of frequent words loaded, most_frequent (" +
+              std::to_string(input.most_frequent) + ").");
   require(orthography.weight >= 0,
           fmt::format("The orthographic weight `orthographic_weight` cannot be negative (got {}).",
                       orthography.weight));

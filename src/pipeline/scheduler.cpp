@@ -85,7 +85,7 @@ class Scheduler {
             try {
               // With a saved mapping the seed lexicon, when given, is still evidence for the re-ranker (its
               // words' translations).
-              if (!config_.input.seed.empty() && config_.input.seed != kIdenticalSeed) {
+              if (!config_.input.seed.empty() && !is_induced_seed(config_.input.seed)) {
                 seed_ = read_pairs(config_.input.seed, PairFileKind::seed_lexicon);
               }
             } catch (...) {
@@ -114,7 +114,7 @@ class Scheduler {
   }
 
   // Each side's vectors: the words its terms and seed words may look up, and the frequent ones; then the inputs
-  // checked against them (and the `identical` seed made from them).
+  // checked against them (and an induced seed made from them).
   void load_vectors() {
     std::vector<std::string> seed_sources, seed_targets;
     for (const auto& [source, target] : seed_.pairs) {
@@ -169,7 +169,10 @@ class Scheduler {
     const bool release_early = config_.output.save_mapped_vectors.empty();
     compose_mapped(result_.source_terms.terms, source_composer, result_.target_terms.terms, target_composer,
                    mapping_, finish_fit, threads_, X_, Z_, [&] {
-                     // The mapping is complete: the word-level evidence's words, while the vectors are here.
+                     // The mapping is complete: the word-level evidence's words and an induced seed's lexicon,
+                     // while the vectors are here.
+                     if (fit_ && full_evidence_ && is_induced_seed(config_.input.seed))
+                       seed_ = induced_lexicon(config_, std::move(seed_), source_, target_, mapping_);
                      if (full_evidence_) map_term_words(source_composer, target_composer, release_early);
                      if (release_early) release_word_vectors(source_, source_spill_, "the source word vectors");
                    });

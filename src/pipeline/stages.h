@@ -46,6 +46,17 @@ std::function<void()> fit_seed_transforms(const PairList& seed, const std::strin
                                           const AlignConfig& config, const Embeddings& source,
                                           const Embeddings& target, Mapping& mapping, std::size_t& usable);
 
+// The seed an induced `seed` (is_induced_seed) makes from the loaded vectors: identical_seed, transliterated_seed,
+// or for kAutoSeed the one of the two whose refined mapping has the higher mean_nearest_csls over the
+// seed_selection_words most frequent words (logged).
+PairList induced_seed(const AlignConfig& config, const Embeddings& source, const Embeddings& target);
+
+// With an induced seed, the lexicon the word-level evidence reads in its place
+// (MappingOptions::seed_lexicon_words): the mutual CSLS nearest words under the fitted mapping of the normalised
+// vectors; `start` when that is 0.
+PairList induced_lexicon(const AlignConfig& config, PairList start, const Embeddings& source,
+                         const Embeddings& target, const Mapping& mapping);
+
 // Both lists' unit term vectors in the shared space. `finish_fit`, when given, is the rest of the mapping's fit
 // (fit_seed_transforms): one thread runs it while the others compose. The source list comes first, then
 // `source_composed` runs (when given; the mapping is complete by then), so that what needs the source words can
@@ -141,7 +152,7 @@ std::vector<RankedPair> ranked_pairs(const CandidateSet& candidates, const std::
 
 // --- Checks (checks.cpp) ---
 
-// The inputs checked against the loaded vectors (sanity.h); with `--seed identical`, the seed made from them.
+// The inputs checked against the loaded vectors (sanity.h); with an induced seed, the seed made from them.
 void check_inputs_against_vectors(const AlignConfig& config, bool fit, const TermList& source_terms,
                                   const TermList& target_terms, const Embeddings& source, const Embeddings& target,
                                   PairList& seed, bool source_compounds, bool target_compounds);

@@ -10,13 +10,16 @@
 
 namespace termalign::detail {
 
-// models/reranker-enfr-corpus.txt (with_corpora) or models/reranker-enfr.txt, as built.
-std::string_view bundled_model_text(bool with_corpora);
+// models/reranker-enfr-corpus.txt (with_corpora) or models/reranker-enfr.txt, as built; their -seedless variants
+// (trained on enfr/train with a seed induced from the vectors) when `seedless`. And that file's name.
+std::string_view bundled_model_text(bool with_corpora, bool seedless = false);
+const char* bundled_model_name(bool with_corpora, bool seedless = false);
 
 // The model input.reranker names (not kNoReranker): the bundled one for kDefaultReranker, with corpora when
-// `names` (the run's feature columns) hold the corpus features, else the file.
-Reranker configured_model(const std::string& setting, const std::vector<std::string>& names);
+// `names` (the run's feature columns) hold the corpus features, the seedless variant when the run's seed is
+// induced (`seedless`); else the file.
+Reranker configured_model(const std::string& setting, const std::vector<std::string>& names, bool seedless);
 // What names that model in messages: its file, or the bundled model's.
-std::string configured_origin(const std::string& setting, const std::vector<std::string>& names);
+std::string configured_origin(const std::string& setting, const std::vector<std::string>& names, bool seedless);
 
 }  // namespace termalign::detail

@@ -112,8 +112,9 @@ Matrix Reranker::contributions(const Matrix& features_matrix, int threads) const
 Eigen::VectorXd rerank(const CandidateEvidence& evidence, const AlignConfig& config) {
   const int threads = config.scoring.threads;
   detail::FeatureColumns features(evidence, threads);
-  const Reranker model = detail::configured_model(config.input.reranker, features.names());
-  const std::string origin = detail::configured_origin(config.input.reranker, features.names());
+  const bool seedless = is_induced_seed(config.input.seed);
+  const Reranker model = detail::configured_model(config.input.reranker, features.names(), seedless);
+  const std::string origin = detail::configured_origin(config.input.reranker, features.names(), seedless);
   logger().info("re-ranking {} candidates with {} ({}, {} stage{}, {} features)", evidence.size(), origin,
                 to_string(model.learner), model.stages(), model.stages() > 1 ? "s" : "", model.features.size());
   return score_features(model, features, evidence.size(), origin, threads);

@@ -126,14 +126,15 @@ Reranker parse_reranker(const std::string& text, const std::string& origin);
 constexpr const char* kDefaultReranker = "default";
 constexpr const char* kNoReranker = "none";
 // The bundled models, trained on enfr/train (models/reranker-enfr*.txt, built into the library): with the corpus
-// features, or without them for runs without corpora.
-Reranker bundled_reranker(bool with_corpora);
+// features, or without them for runs without corpora; trained with the seed lexicon, or (seedless) with a seed
+// induced from the vectors, for runs without a seed lexicon (is_induced_seed).
+Reranker bundled_reranker(bool with_corpora, bool seedless = false);
 // The model input.reranker names: the bundled one for kDefaultReranker (with corpora when the table has their
-// features), else the file. Not to be called for kNoReranker.
-Reranker configured_reranker(const std::string& setting, const FeatureTable& table);
+// features, seedless when the run's seed is induced), else the file. Not to be called for kNoReranker.
+Reranker configured_reranker(const std::string& setting, const FeatureTable& table, bool seedless = false);
 // The scores of config.input.reranker's model (uses_reranker(config)) for every candidate.
 Eigen::VectorXd rerank(const CandidateEvidence& evidence, const AlignConfig& config);
 // What names the configured model in messages: its file, or the bundled model's.
-std::string reranker_origin(const std::string& setting, const FeatureTable& table);
+std::string reranker_origin(const std::string& setting, const FeatureTable& table, bool seedless = false);
 
 }  // namespace termalign

@@ -95,8 +95,8 @@ std::vector<std::string> training_provenance(const AlignConfig& config, const Re
                                                               {"mapping", &config.input.saved_mapping}};
   for (const auto& [name, path] : files) {
     if (path->empty()) continue;
-    if (name == std::string("seed") && *path == kIdenticalSeed) {
-      lines.push_back(fmt::format("input seed: {} (identical words)", kIdenticalSeed));
+    if (name == std::string("seed") && is_induced_seed(*path)) {
+      lines.push_back(fmt::format("input seed: {} (induced from the vectors)", *path));
       continue;
     }
     // Read again after the training: a file that cannot be is noted, not fatal (the model is trained).
