@@ -259,9 +259,13 @@ TEST_CASE("align --data-dir of a task folder (no seed lexicon) induces a seed an
   for (const char* name : {"terms-en.txt", "terms-fr.txt", "corpus-en.txt", "corpus-fr.txt"})
     fs::copy(kSample + name, folder + "/" + name);
   const std::string vectors = "--src-vectors '" + kModels + "en.vec' --tgt-vectors '" + kModels + "fr.vec'";
-  const auto seedless = run_cli(
-      "align " + vectors + " --data-dir '" + folder + "' --pair en-fr --out '" + dir + "/seedless.tsv'", true);
+  // As it is: no --pair (its files name none; the task's pairs translate from English), no --seed.
+  const auto seedless =
+      run_cli("align " + vectors + " --data-dir '" + folder + "' --out '" + dir + "/seedless.tsv'", true);
   REQUIRE(seedless.exit_code == 0);
+  CHECK_THAT(seedless.output, Catch::Contains("language pair en-fr for") &&
+                                  Catch::Contains("its files name no pair, and the task's pairs translate from "
+                                                  "English (--pair fr-en for the other direction)"));
   CHECK_THAT(seedless.output, Catch::Contains("has no seed lexicon seed-en-fr.txt: the run induces one"));
   CHECK_THAT(seedless.output, Catch::Contains("give one with --seed FILE"));
   CHECK_THAT(seedless.output, Catch::Contains("seed auto: the run starts from the seed '"));
@@ -339,12 +343,13 @@ TEST_CASE("align --data-dir --pair reads the dataset's files and scores the run 
   const std::string both = dir + "/both", none = dir + "/none";
   fs::create_directories(both);
   fs::create_directories(none);
-  for (const char* name : {"terms-en.txt", "terms-fr.txt", "seed-en-fr.txt"}) {
+  for (const char* name : {"terms-en.txt", "terms-fr.txt", "seed-en-fr.txt"})
     fs::copy(kSample + name, both + "/" + name);
-    fs::copy(kSample + name, none + "/" + name);
-  }
   fs::copy(kSample + "seed-en-fr.txt", both + "/seed-fr-en.txt");
-  fs::rename(none + "/seed-en-fr.txt", none + "/seed.txt");
+  // Lists of two languages, neither English, and a seed lexicon not named for its pair.
+  fs::copy(kSample + "terms-fr.txt", none + "/terms-fr.txt");
+  fs::copy(kSample + "terms-en.txt", none + "/terms-de.txt");
+  fs::copy(kSample + "seed-en-fr.txt", none + "/seed.txt");
   const auto several = run_cli("align " + vectors + " --data-dir '" + both + "' --out '" + dir + "/x.tsv'", true);
   CHECK(several.exit_code == 2);
   CHECK_THAT(several.output,
@@ -353,7 +358,8 @@ TEST_CASE("align --data-dir --pair reads the dataset's files and scores the run 
       run_cli("align " + vectors + " --data-dir '" + none + "' --out '" + dir + "/x.tsv'", true);
   CHECK(named_none.exit_code == 2);
   CHECK_THAT(named_none.output, Catch::Contains("--pair l1-l2, e.g. en-fr: its file names"));
-  CHECK_THAT(named_none.output, Catch::Contains("name none"));
+  CHECK_THAT(named_none.output,
+             Catch::Contains("name none, and its term lists are not two of which one is English"));
   // A list's warning comes once, though the scoring reads the lists again.
   const std::string crlf = dir + "/crlf";
   fs::create_directories(crlf);

@@ -46,7 +46,7 @@ const std::map<std::string, std::string>& option_help() {
        "--seed auto); its gold terms-<l1>-<l2>.txt, when there, scores the run"},
       {"pair",
        "With --data-dir: the language pair l1-l2 of its files (e.g. en-fr); read from their names when they "
-       "name one pair only"},
+       "name one pair only, else English first when its two term lists are English and another language"},
       {"dataset-corpora",
        "With --data-dir: its corpus-<l1>.txt and corpus-<l2>.txt, when both are there, are the corpora unless "
        "--src-corpus/--tgt-corpus are given"},

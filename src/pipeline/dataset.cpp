@@ -96,6 +96,20 @@ std::vector<std::string> pairs_in_folder(const std::filesystem::path& dir) {
   return {pairs.begin(), pairs.end()};
 }
 
+// The languages of the term lists terms-<l>.txt of a folder, sorted.
+std::vector<std::string> list_languages_in_folder(const std::filesystem::path& dir) {
+  std::set<std::string> languages;
+  std::error_code error;
+  for (const auto& entry : std::filesystem::directory_iterator(dir, error)) {
+    const std::string name = entry.path().filename().string();
+    if (name.rfind("terms-", 0) != 0 || name.size() <= 10 || name.compare(name.size() - 4, 4, ".txt") != 0)
+      continue;
+    const std::string language = name.substr(6, name.size() - 10);
+    if (language.find('-') == std::string::npos) languages.insert(language);
+  }
+  return {languages.begin(), languages.end()};
+}
+
 // Term lists named as in a BUCC folder (terms-<l>.txt) with that folder's corpora beside them, given without
 // them: the run leaves out the corpus evidence, most likely by oversight (a note, not a warning: runs without
 // corpora are legitimate ablations).
@@ -143,19 +157,35 @@ std::string resolve_dataset(AlignConfig& config, bool note) {
   };
   if (input.pair.empty()) {
     // The folder's file names say its pair when they name one only (a folder of both directions must choose).
-    const std::vector<std::string> pairs = pairs_in_folder(dir);
+    std::vector<std::string> pairs = pairs_in_folder(dir);
+    // A task folder (term lists and corpora only) names no pair; the task's pairs all translate from English
+    // (en-fr, en-de, en-ru), so two term lists one of which is English give it.
+    const std::vector<std::string> languages = list_languages_in_folder(dir);
+    const bool english_first =
+        pairs.empty() && languages.size() == 2 && (languages[0] == "en" || languages[1] == "en");
+    if (english_first) {
+      pairs = {"en-" + (languages[0] == "en" ? languages[1] : languages[0])};
+      if (note) {
+        logger().info(
+            "language pair {} for {}: its files name no pair, and the task's pairs translate from English "
+            "(--pair {}-en for the other direction)",
+            pairs.front(), input.data_dir, pairs.front().substr(3));
+      }
+    }
     if (pairs.size() != 1) {
       std::string found;
       for (const std::string& pair : pairs) found += (found.empty() ? "" : ", ") + pair;
       throw_usage_error("`data_dir` needs the language pair of its files as `pair` l1-l2, e.g. en-fr: " +
                         (pairs.empty() ? std::string("its file names (a gold terms-l1-l2.txt or a seed "
                                                      "seed-l1-l2.txt beside terms-l1.txt and terms-l2.txt) name "
-                                                     "none, as in a folder of term lists and corpora only")
+                                                     "none, and its term lists are not two of which one is "
+                                                     "English (en)")
                                        : "its file names name several (" + found + ")") +
                         ".");
     }
     input.pair = pairs.front();
-    if (note) logger().info("language pair {}, read from the file names of {}", input.pair, input.data_dir);
+    if (note && !english_first)
+      logger().info("language pair {}, read from the file names of {}", input.pair, input.data_dir);
   }
   std::pair<std::string, std::string> languages;
   if (!split_pair(input.pair, languages)) {
