@@ -274,8 +274,7 @@ Embeddings parse_vec_text(const std::string& path, std::string_view contents,
   // a header announcing a huge dimension would make huge) is never allocated.
   const bool plausible = kept_rows <= contents.size() / (2 * static_cast<std::size_t>(header.dim));
   if (plausible) {
-    guard_loading_memory(path, "the vectors of " + std::to_string(kept_rows) + " words",
-                         kept_rows * static_cast<std::size_t>(header.dim) * sizeof(float));
+    guard_loading_memory(path, kept_rows, static_cast<std::size_t>(header.dim));
   }
   Embeddings embeddings;
   embeddings.path = path;
@@ -462,8 +461,7 @@ Embeddings load_fasttext_bin(const std::string& path, const LoadOptions& options
   std::vector<std::int32_t> ids;
   for (const auto& block : kept) ids.insert(ids.end(), block.begin(), block.end());
 
-  guard_loading_memory(path, "the vectors of " + std::to_string(ids.size()) + " words",
-                       ids.size() * static_cast<std::size_t>(model->dim()) * sizeof(float));
+  guard_loading_memory(path, ids.size(), static_cast<std::size_t>(model->dim()));
   Embeddings embeddings;
   embeddings.path = path;
   embeddings.words.reserve(ids.size());

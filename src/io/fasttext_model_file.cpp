@@ -299,9 +299,4 @@ void FastTextModelFile::mean_of_rows(const std::vector<std::int32_t>& rows, floa
   for (int j = 0; j < dim_; ++j) out[j] *= scale;
 }
 
-std::size_t FastTextModelFile::memory_bytes() const {
-  return words_.capacity() + word_offsets_.capacity() * sizeof(std::size_t) +
-         slots_.capacity() * sizeof(std::int32_t) + pruned_.size() * 32;
-}
-
 }  // namespace termalign::detail

@@ -50,8 +50,6 @@ class FastTextModelFile {
   // rows in one call): a model not yet in the page cache is then read with a deep queue instead of one row at a
   // time. Advice only.
   void will_need(std::vector<std::int32_t> rows) const;
-  // The memory this object holds (the dictionary's words and index), for the memory guard.
-  std::size_t memory_bytes() const;
 
  private:
   void build_index();

@@ -168,7 +168,9 @@ void guard_scoring_memory(const Matrix& X, const Matrix& Z, const AlignConfig& c
                   "--mutual-m.");
 }
 
-void guard_loading_memory(const std::string& path, const std::string& what, std::size_t bytes) {
+void guard_loading_memory(const std::string& path, std::size_t words, std::size_t dim) {
+  const std::size_t bytes = words * dim * sizeof(float);
+  const std::string what = "the vectors of " + std::to_string(words) + " words";
   const auto limit = memory_limit();
   if (!limit || bytes <= *limit) return;
   throw Error(ErrorKind::resources,

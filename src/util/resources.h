@@ -47,9 +47,9 @@ std::size_t parse_memory_limit_mb(const std::string& text);
 void guard_scoring_memory(const Matrix& X, const Matrix& Z, const AlignConfig& config, TileOptions& tiles,
                           std::size_t target_lists = 0);
 
-// Before loading holds `bytes` for `what` (the kept vectors of `path`): a resources error (exit 5) naming the file
-// when that exceeds memory_limit(), which bounds the loading as it bounds the scoring.
-void guard_loading_memory(const std::string& path, const std::string& what, std::size_t bytes);
+// Before a loader allocates the `words` x `dim` floats it keeps of `path`: a resources error (exit 5) naming the
+// file when they exceed memory_limit(), which bounds the loading as it bounds the scoring.
+void guard_loading_memory(const std::string& path, std::size_t words, std::size_t dim);
 
 // "1.5 MiB": a byte count for messages.
 std::string format_bytes(std::size_t bytes);
