@@ -12,8 +12,8 @@
 #include <string>
 #include <vector>
 
-#include "evidence/orthography.h"
 #include "termalign/lexicon.h"
+#include "text/spelling.h"
 
 int main(int argc, char** argv) {
   if (argc < 3) {

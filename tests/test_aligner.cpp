@@ -7,16 +7,15 @@
 
 #include "captured_log.h"
 #include "evaluation/explain.h"
-#include "evidence/orthography.h"
 #include "rerank/reranker.h"
 #include "shared_data.h"
 #include "termalign/aligner.h"
 #include "termalign/lexicon.h"
+#include "text/spelling.h"
 
 using namespace termalign;
 
 namespace {
-
 
 // The sample's inputs, every other option at its default (the bundled re-ranker, orthography on).
 AlignConfig sample_inputs() {

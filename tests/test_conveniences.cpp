@@ -17,7 +17,6 @@
 
 #include "captured_log.h"
 #include "command_output.h"
-#include "evidence/orthography.h"
 #include "io/io.h"
 #include "mapping/seed.h"
 #include "rerank/reranker.h"
@@ -26,6 +25,7 @@
 #include "termalign/error.h"
 #include "termalign/evaluation.h"
 #include "termalign/lexicon.h"
+#include "text/spelling.h"
 
 namespace fs = std::filesystem;
 using namespace termalign;

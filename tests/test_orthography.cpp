@@ -4,7 +4,7 @@
 #include <catch2/catch.hpp>
 #include <random>
 
-#include "evidence/orthography.h"
+#include "text/spelling.h"
 
 using namespace termalign;
 

@@ -93,6 +93,11 @@ struct MappingOptions {
   // agreement): the mutual CSLS nearest neighbours among this many most frequent words of each side under the
   // fitted mapping, as a seed lexicon of frequent words would give them (0 = the induced seed itself).
   std::size_t seed_lexicon_words = 10000;
+  // Induced seeds: rounds of reading the seed off the term lists (term_word_pairs): the mutual CSLS nearest term
+  // pairs under the mapping so far, split into word pairs, become the seed of the next fit, until a round's
+  // pairs are those of the last (0 = off: the start seed alone).
+  std::size_t seed_term_rounds = 10;
+  std::size_t seed_term_pairs = 0;  // the most confident term pairs read in each round (0 = all)
 };
 
 struct CompositionOptions {

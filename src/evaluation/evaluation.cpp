@@ -13,9 +13,9 @@
 #include <unordered_set>
 #include <variant>
 
-#include "evidence/orthography.h"
 #include "termalign/error.h"
 #include "termalign/logging.h"
+#include "text/spelling.h"
 
 namespace termalign {
 

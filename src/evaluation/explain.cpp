@@ -6,9 +6,9 @@
 #include <iterator>
 #include <unordered_map>
 
-#include "evidence/orthography.h"
 #include "rerank/reranker.h"
 #include "termalign/error.h"
+#include "text/spelling.h"
 
 namespace termalign {
 

@@ -6,9 +6,9 @@
 #include <unordered_map>
 #include <vector>
 
-#include "evidence/orthography.h"
 #include "termalign/config.h"
 #include "termalign/logging.h"
+#include "text/spelling.h"
 #include "util/parallel.h"
 
 namespace termalign {

@@ -4,6 +4,7 @@
 #include <Eigen/Core>
 #include <algorithm>
 #include <memory>
+#include <optional>
 
 #include "evaluation/explain.h"
 #include "io/io.h"
@@ -116,21 +117,42 @@ void Aligner::set_vectors(Embeddings source, Embeddings target) {
 
 const Mapping& Aligner::fit_mapping(const PairList* seed) {
   load();
-  PairList pairs = seed ? *seed
-                        : (is_induced_seed(config_.input.seed) ? pipeline::induced_seed(config_, source_, target_)
-                                                               : configured_seed(config_));
-  if (pairs.pairs.empty()) throw_usage_error("A seed lexicon is needed to fit a mapping: give seed.");
+  const bool induced = !seed && is_induced_seed(config_.input.seed);
+  PairList pairs = seed ? *seed : (induced ? PairList{} : configured_seed(config_));
+  if (!induced && pairs.pairs.empty()) throw_usage_error("A seed lexicon is needed to fit a mapping: give seed.");
   normalised_source_ = source_;
   normalised_target_ = target_;
   Mapping mapping = pipeline::normalise_pair(config_, normalised_source_, normalised_target_);
   std::size_t usable = 0;
-  const std::string seed_name = pairs.path.empty() ? "the seed lexicon given" : pairs.path;
-  pipeline::fit_seed_transforms(pairs, seed_name, config_, normalised_source_, normalised_target_, mapping,
-                                usable)();
+  std::function<void()> finish_fit;
+  if (induced) {
+    // As align() does: the seed read off config()'s term lists, when it has both.
+    std::optional<pipeline::InducedSeed> made;
+    if (!config_.input.src_terms.empty() && !config_.input.tgt_terms.empty()) {
+      const std::vector<std::string> source_terms = read_term_list(config_.input.src_terms).terms;
+      const std::vector<std::string> target_terms = read_term_list(config_.input.tgt_terms).terms;
+      const CompositionOptions source_composition = composition_for(source_terms, Side::source);
+      const CompositionOptions target_composition = composition_for(target_terms, Side::target);
+      const pipeline::SeedTerms terms{source_terms, target_terms, source_composition, target_composition};
+      made = pipeline::induced_seed(config_, normalised_source_, normalised_target_, mapping, &terms);
+    } else {
+      made = pipeline::induced_seed(config_, normalised_source_, normalised_target_, mapping, nullptr);
+    }
+    pairs = std::move(made->seed);
+    if (made->products)
+      finish_fit = pipeline::finish_from_products(std::move(made->products), config_.mapping, mapping);
+  }
+  const std::string seed_name = induced              ? config_.input.seed
+                                : pairs.path.empty() ? "the seed lexicon given"
+                                                     : pairs.path;
+  if (!finish_fit)
+    finish_fit = pipeline::fit_seed_transforms(pairs, seed_name, config_, normalised_source_, normalised_target_,
+                                               mapping, usable);
+  finish_fit();
   mapping_ = std::move(mapping);
   // As align() does: an induced seed's evidence reads the mapping's own lexicon.
   seed_ =
-      !seed && uses_reranker(config_) && is_induced_seed(config_.input.seed)
+      induced && uses_reranker(config_)
           ? pipeline::induced_lexicon(config_, std::move(pairs), normalised_source_, normalised_target_, mapping_)
           : std::move(pairs);
   has_mapping_ = true;
@@ -228,12 +250,12 @@ CandidateSet Aligner::collect_evidence(const std::vector<std::string>& source_te
     const int threads = config_.scoring.threads;
     source_words = term_words(source_terms);
     target_words = term_words(target_terms);
-    source_words.vectors =
-        mapped_word_vectors(source_words.words, TermComposer(normalised_source_, mapping_.source, source_composition),
-                            mapping_.source_transform, threads);
-    target_words.vectors =
-        mapped_word_vectors(target_words.words, TermComposer(normalised_target_, mapping_.target, target_composition),
-                            mapping_.target_transform, threads);
+    source_words.vectors = mapped_word_vectors(
+        source_words.words, TermComposer(normalised_source_, mapping_.source, source_composition),
+        mapping_.source_transform, threads);
+    target_words.vectors = mapped_word_vectors(
+        target_words.words, TermComposer(normalised_target_, mapping_.target, target_composition),
+        mapping_.target_transform, threads);
   }
   const pipeline::WordEvidenceInputs words{source_words,       target_words,       seed_,
                                            normalised_source_, normalised_target_, mapping_,

@@ -2,7 +2,6 @@
 #include <filesystem>
 
 #include "io/sanity.h"
-#include "mapping/seed.h"
 #include "pipeline/stages.h"
 #include "rerank/reranker.h"
 #include "termalign/error.h"
@@ -10,16 +9,14 @@
 
 namespace termalign::pipeline {
 
-// The inputs checked against the loaded vectors (sanity.h); with an induced seed, the seed made from them.
-// `*_compounds`: whether each list's closed compounds are split (closed_compounds_for), so count as known words.
+// The inputs checked against the loaded vectors (sanity.h); an induced seed is made later, from the normalised
+// vectors (induced_seed). `*_compounds`: whether each list's closed compounds are split (closed_compounds_for),
+// so count as known words.
 void check_inputs_against_vectors(const AlignConfig& config, bool fit, const TermList& source_terms,
                                   const TermList& target_terms, const Embeddings& source, const Embeddings& target,
-                                  PairList& seed, bool source_compounds, bool target_compounds) {
-  if (fit && is_induced_seed(config.input.seed)) {
-    seed = induced_seed(config, source, target);
-  } else if (fit) {
+                                  const PairList& seed, bool source_compounds, bool target_compounds) {
+  if (fit && !is_induced_seed(config.input.seed))
     check_seed_against_vectors(seed, source, target, config.input.allow_reversed);
-  }
   check_terms_against_vectors(source_terms, target_terms, source, target, source_compounds, target_compounds);
 }
 

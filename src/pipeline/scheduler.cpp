@@ -151,10 +151,21 @@ class Scheduler {
   void map_and_compose() {
     std::function<void()> finish_fit;
     if (fit_) {
-      stats_.seed_pairs = seed_.pairs.size();
       mapping_ = normalise_pair(config_, source_, target_);
-      finish_fit = fit_seed_transforms(seed_, config_.input.seed, config_, source_, target_, mapping_,
-                                       stats_.seed_pairs_usable);
+      if (is_induced_seed(config_.input.seed)) {
+        const SeedTerms terms{result_.source_terms.terms, result_.target_terms.terms, source_composition_,
+                              target_composition_};
+        InducedSeed induced = induced_seed(config_, source_, target_, mapping_, &terms);
+        seed_ = std::move(induced.seed);
+        if (induced.products) {
+          stats_.seed_pairs_usable = induced.usable;
+          finish_fit = finish_from_products(std::move(induced.products), config_.mapping, mapping_);
+        }
+      }
+      stats_.seed_pairs = seed_.pairs.size();
+      if (!finish_fit)
+        finish_fit = fit_seed_transforms(seed_, config_.input.seed, config_, source_, target_, mapping_,
+                                         stats_.seed_pairs_usable);
     } else {
       load_fixed_mapping();
     }
@@ -224,8 +235,9 @@ class Scheduler {
                     spill_folder(), config_.scoring.spill_mb);
     }
     if (source_words_spill_.spilled() && target_words_spill_.spilled()) {
-      logger().info("the terms' words' vectors ({}) wait in a temporary file in {} during the scoring (spill_mb {})",
-                    format_bytes(term_words_bytes()), spill_folder(), config_.scoring.spill_mb);
+      logger().info(
+          "the terms' words' vectors ({}) wait in a temporary file in {} during the scoring (spill_mb {})",
+          format_bytes(term_words_bytes()), spill_folder(), config_.scoring.spill_mb);
     }
   }
 
@@ -335,7 +347,7 @@ class Scheduler {
   CandidateSet collect_evidence() {
     TERMALIGN_CHECK(!full_evidence_ || config_.input.src_corpus.empty() || fate_ != WordVectors::free,
                     "the corpus evidence needs the word vectors");
-    WordEvidenceInputs words{source_words_, target_words_, seed_, source_, target_, mapping_,
+    WordEvidenceInputs words{source_words_,       target_words_,      seed_, source_, target_, mapping_,
                              source_composition_, target_composition_};
     words.restore_term_words = [this] {
       source_words_spill_.restore(source_words_.vectors.vectors);

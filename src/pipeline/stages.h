@@ -5,10 +5,10 @@
 #include <cstddef>
 #include <functional>
 #include <initializer_list>
+#include <memory>
 #include <string>
 #include <vector>
 
-#include "evidence/orthography.h"
 #include "evidence/word_translation.h"
 #include "mapping/composition.h"
 #include "mapping/mapping.h"
@@ -17,6 +17,7 @@
 #include "termalign/config.h"
 #include "termalign/embeddings.h"
 #include "termalign/lexicon.h"
+#include "text/spelling.h"
 #include "util/distributed.h"
 
 namespace termalign {
@@ -45,11 +46,33 @@ Mapping normalise_pair(const AlignConfig& config, Embeddings& source, Embeddings
 std::function<void()> fit_seed_transforms(const PairList& seed, const std::string& seed_name,
                                           const AlignConfig& config, const Embeddings& source,
                                           const Embeddings& target, Mapping& mapping, std::size_t& usable);
+// The step that finishes a fit from its refined seed products (mapping_from_products): sets the transforms of
+// `mapping`, which must outlive it, as do `options`.
+std::function<void()> finish_from_products(std::shared_ptr<const SeedProducts> products,
+                                           const MappingOptions& options, Mapping& mapping);
 
-// The seed an induced `seed` (is_induced_seed) makes from the loaded vectors: identical_seed, transliterated_seed,
-// or for kAutoSeed the one of the two whose refined mapping has the higher mean_nearest_csls over the
-// seed_selection_words most frequent words (logged).
-PairList induced_seed(const AlignConfig& config, const Embeddings& source, const Embeddings& target);
+// The term lists an induced seed is read off, and how each is composed. References: they must outlive the call.
+struct SeedTerms {
+  const std::vector<std::string>& source;
+  const std::vector<std::string>& target;
+  const CompositionOptions& source_composition;
+  const CompositionOptions& target_composition;
+};
+
+// An induced seed and its fit, which the run reuses rather than fitting it again.
+struct InducedSeed {
+  PairList seed;
+  std::shared_ptr<const SeedProducts> products;  // refined_seed_products of `seed`; null when too few are usable
+  std::size_t usable = 0;                        // seed pairs both sides know
+};
+
+// The seed an induced `seed` (is_induced_seed) makes from the loaded vectors, normalised by `normalisers`
+// (normalise_pair): identical_seed, transliterated_seed, or for kAutoSeed the one of the two whose refined
+// mapping has the higher mean_nearest_csls over the seed_selection_words most frequent words (logged), each
+// start fitted once. Then, with `terms` and seed_term_rounds, that many rounds of reading the seed off the term
+// lists (term_word_pairs of the confident_term_pairs under the last fit), each round's fit the next's start.
+InducedSeed induced_seed(const AlignConfig& config, const Embeddings& source, const Embeddings& target,
+                         const Mapping& normalisers, const SeedTerms* terms);
 
 // With an induced seed, the lexicon the word-level evidence reads in its place
 // (MappingOptions::seed_lexicon_words): the mutual CSLS nearest words under the fitted mapping of the normalised
@@ -152,10 +175,10 @@ std::vector<RankedPair> ranked_pairs(const CandidateSet& candidates, const std::
 
 // --- Checks (checks.cpp) ---
 
-// The inputs checked against the loaded vectors (sanity.h); with an induced seed, the seed made from them.
+// The inputs checked against the loaded vectors (sanity.h); a seed lexicon too, not an induced seed (made later).
 void check_inputs_against_vectors(const AlignConfig& config, bool fit, const TermList& source_terms,
                                   const TermList& target_terms, const Embeddings& source, const Embeddings& target,
-                                  PairList& seed, bool source_compounds, bool target_compounds);
+                                  const PairList& seed, bool source_compounds, bool target_compounds);
 // What can be found wrong before any work (missing output folders, a re-ranker that cannot run).
 void check_before_work(const AlignConfig& config);
 // Each file a run writes is its own and none is one of its inputs.

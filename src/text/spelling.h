@@ -1,4 +1,4 @@
-// Orthographic evidence: how alike two terms are spelt, across scripts.
+// Spelling: terms in Latin letters across scripts, their character n-gram profiles and the closest spellings
 #pragma once
 
 #include <cstddef>

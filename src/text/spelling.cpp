@@ -1,4 +1,4 @@
-#include "evidence/orthography.h"
+#include "text/spelling.h"
 
 #include <unicode/translit.h>
 #include <unicode/unistr.h>
