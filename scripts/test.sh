@@ -9,10 +9,23 @@ ctest --output-on-failure -j "$(nproc)"
 # The similarity tiles have two kernels (src/scoring/scoring.h, similarity_product): OpenBLAS's where its
 # kernel on this machine rounds alike in every position of a product, else Eigen's. The suite above ran with the
 # one this environment selects (`termalign --version` names it); the scoring, bf16 and alignment tests run again
-# with each kernel forced. OpenBLAS's AVX-512 kernels need OPENBLAS_CORETYPE unset; its run is skipped where the build
-# or the machine has no kernel that rounds alike (asked for, such a kernel is a usage error).
-./termalign --version
+# with the other kernel forced (and with both where OPENBLAS_CORETYPE is set, since the forced runs unset it).
+# OpenBLAS's AVX-512 kernels need OPENBLAS_CORETYPE unset; its run is skipped where the build or the machine has no
+# kernel that rounds alike (asked for, such a kernel is a usage error).
+version=$(./termalign --version)
+echo "$version"
+suite_kernel=none
+if [[ -z ${OPENBLAS_CORETYPE:-} ]]; then
+  case $version in
+    *"similarity tiles: OpenBLAS"*) suite_kernel=openblas ;;
+    *"similarity tiles: Eigen"*) suite_kernel=eigen ;;
+  esac
+fi
 for kernel in eigen openblas; do
+  if [[ $kernel == "$suite_kernel" ]]; then
+    echo "== [scoring], [bf16] and [align] tests with the $kernel tile kernel: the suite above ran with it"
+    continue
+  fi
   if [[ $kernel == openblas ]] &&
      ! refused=$(env -u OPENBLAS_CORETYPE TERMALIGN_TILE_KERNEL=openblas ./termalign --version 2>&1); then
     echo "OpenBLAS tiles skipped: $refused"
