@@ -26,6 +26,16 @@ OptionValue option_value(const std::string& name, const py::handle& value) {
   if (py::isinstance<py::float_>(value)) return value.cast<double>();
   if (py::isinstance<py::str>(value)) return value.cast<std::string>();
   if (py::hasattr(value, "__fspath__")) return fspath(value);
+  // A list of paths (a list option: dictionary=[...]).
+  if (py::isinstance<py::list>(value) || py::isinstance<py::tuple>(value)) {
+    std::vector<std::string> items;
+    for (const py::handle item : value) {
+      if (!py::isinstance<py::str>(item) && !py::hasattr(item, "__fspath__"))
+        throw_usage_error("Option " + name + " takes a list of strings or paths.");
+      items.push_back(py::isinstance<py::str>(item) ? item.cast<std::string>() : fspath(item));
+    }
+    return items;
+  }
   // A NumPy scalar (np.int64, np.float32, np.bool_: what a grid's values drawn from an array are) by its kind.
   if (py::hasattr(value, "dtype") && py::hasattr(value, "item") && py::len(value.attr("shape")) == 0) {
     const std::string kind = py::str(value.attr("dtype").attr("kind"));

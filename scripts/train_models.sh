@@ -7,28 +7,55 @@
 #   models/reranker-enfr-seedless.txt, models/reranker-enfr-corpus-seedless.txt
 #                                    the same trained with a seed induced from the vectors (--seed auto): the
 #                                    models of runs without a seed lexicon
-#   docs/reranker-training.md        the four reports (Markdown tables), as train-reranker --report writes them
-# Usage: scripts/train_models.sh [build-dir] [data-dir] [--seedless-only]. The library embeds the models: rebuild
-# after a run. --seedless-only trains the seedless variants alone and prints their reports.
+#   models/reranker-enfr-dict.txt, models/reranker-enfr-corpus-dict.txt
+#                                    the same with a bilingual dictionary (--dictionary): FreeDict English-French
+#                                    both ways (Debian's dict-freedict-eng-fra and -fra-eng) and every other pair of
+#                                    the seed lexicon posing as a dictionary, so that its coverage of the terms'
+#                                    words is nearer a large dictionary's (FreeDict en-fr has 8.8k headwords, en-de
+#                                    460k): the models of runs with a dictionary
+#   docs/reranker-training.md        the six reports (Markdown tables), as train-reranker --report writes them
+# Usage: scripts/train_models.sh [build-dir] [data-dir] [--seedless-only | --dictionary-only]. The library embeds
+# the models: rebuild after a run. --seedless-only (--dictionary-only) trains the seedless (dictionary) variants
+# alone and prints their reports.
 set -euo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 build=${1:-$root/build}
 data=${2:-$root/../shared/data}
 train=$data/enfr/train
-seedless_only=${3:-}
+only=${3:-}
 inputs=(--src-vectors "$data/vectors/en.bin" --tgt-vectors "$data/vectors/fr.bin" --src-terms "$train/terms-en.txt"
         --tgt-terms "$train/terms-fr.txt" --gold "$train/terms-en-fr.txt" --ablation true)
 common=("${inputs[@]}" --seed "$train/seed-en-fr.txt")
 corpora=(--src-corpus "$train/corpus-en.txt" --tgt-corpus "$train/corpus-fr.txt")
 scratch=$(mktemp -d)
 trap 'rm -rf "$scratch"' EXIT
+# The dictionary variants (not with --seedless-only).
+if [[ $only != --seedless-only ]]; then
+  dictd=${TERMALIGN_DICTD_DIR:-/usr/share/dictd}
+  for database in freedict-eng-fra freedict-fra-eng; do
+    [[ -f $dictd/$database.index ]] || { echo "train_models.sh: $dictd/$database.index is missing: apt-get install dict-$database" >&2; exit 3; }
+  done
+  awk 'NR % 2 == 0' "$train/seed-en-fr.txt" >"$scratch/seed-half.txt"
+  dictionary=(--dictionary "$dictd/freedict-eng-fra" --dictionary "$dictd/freedict-fra-eng"
+              --dictionary "$scratch/seed-half.txt")
+  "$build/termalign" train-reranker "${common[@]}" "${dictionary[@]}" --out "$scratch/plain-dict.txt" \
+    --report "$scratch/plain-dict.md" >&2
+  "$build/termalign" train-reranker "${common[@]}" "${corpora[@]}" "${dictionary[@]}" --out "$scratch/corpus-dict.txt" \
+    --report "$scratch/corpus-dict.md" >&2
+  cp "$scratch/plain-dict.txt" "$root/models/reranker-enfr-dict.txt"
+  cp "$scratch/corpus-dict.txt" "$root/models/reranker-enfr-corpus-dict.txt"
+fi
+if [[ $only == --dictionary-only ]]; then
+  cat "$scratch/plain-dict.md" "$scratch/corpus-dict.md"
+  exit 0
+fi
 "$build/termalign" train-reranker "${inputs[@]}" --seed auto --out "$scratch/plain-seedless.txt" \
   --report "$scratch/plain-seedless.md" >&2
 "$build/termalign" train-reranker "${inputs[@]}" --seed auto "${corpora[@]}" --out "$scratch/corpus-seedless.txt" \
   --report "$scratch/corpus-seedless.md" >&2
 cp "$scratch/plain-seedless.txt" "$root/models/reranker-enfr-seedless.txt"
 cp "$scratch/corpus-seedless.txt" "$root/models/reranker-enfr-corpus-seedless.txt"
-if [[ $seedless_only == --seedless-only ]]; then
+if [[ $only == --seedless-only ]]; then
   cat "$scratch/plain-seedless.md" "$scratch/corpus-seedless.md"
   exit 0
 fi
@@ -64,6 +91,19 @@ fi
   echo "### With the corpora"
   echo
   cat "$scratch/corpus-seedless.md"
+  echo
+  echo "## With a bilingual dictionary (models/reranker-enfr-dict.txt, models/reranker-enfr-corpus-dict.txt)"
+  echo
+  echo "Trained as the first two with \`--dictionary\` of FreeDict English-French both ways and every other pair of"
+  echo "the seed lexicon posing as a dictionary: the models of runs with a dictionary."
+  echo
+  echo "### Without corpora"
+  echo
+  cat "$scratch/plain-dict.md"
+  echo
+  echo "### With the corpora"
+  echo
+  cat "$scratch/corpus-dict.md"
 } >"$scratch/report.md"
 cp "$scratch/plain.txt" "$root/models/reranker-enfr.txt"
 cp "$scratch/corpus.txt" "$root/models/reranker-enfr-corpus.txt"

@@ -32,8 +32,8 @@ void add_term_sizes(CandidateEvidence& evidence, std::size_t i) {
 }
 
 // `n` candidates of distinct pairs over a few terms with every evidence column the features read (the corpus
-// columns with `corpora`), at random in [-0.2, 0.8].
-CandidateEvidence full_evidence(std::size_t n, std::uint32_t seed, bool corpora) {
+// columns with `corpora`, the dictionary's with `dictionary`), at random in [-0.2, 0.8].
+CandidateEvidence full_evidence(std::size_t n, std::uint32_t seed, bool corpora, bool dictionary = false) {
   std::mt19937 generator(seed);
   std::uniform_real_distribution<float> uniform(-0.2f, 0.8f);
   CandidateEvidence evidence;
@@ -49,6 +49,10 @@ CandidateEvidence full_evidence(std::size_t n, std::uint32_t seed, bool corpora)
            {&evidence.source_log_frequency, &evidence.target_log_frequency, &evidence.source_log_sentences,
             &evidence.target_log_sentences, &evidence.source_frequency_z, &evidence.target_frequency_z,
             &evidence.context_similarity})
+        column->push_back(uniform(generator));
+    }
+    if (dictionary) {
+      for (auto* column : {&evidence.dictionary_entry, &evidence.dictionary_share, &evidence.dictionary_conflict})
         column->push_back(uniform(generator));
     }
     add_term_sizes(evidence, i);
@@ -70,9 +74,12 @@ TEST_CASE("the feature table: unique names, each computed in its group, and the 
   }
   CHECK(feature_group("csls").empty());
   // The full evidence gives every feature but the first stage's, in the table's order; the first stage gives the
-  // rest. Without the corpora, no corpus feature; without the compositional evidence, the base group alone.
-  CandidateEvidence evidence = full_evidence(300, 3, true);
+  // rest. Without the corpora, no corpus feature; without the dictionary, none of its features; without the
+  // compositional evidence, the base group alone.
+  CandidateEvidence evidence = full_evidence(300, 3, true, true);
   CHECK(candidate_feature_table(evidence, 2).names == evidence_names);
+  for (const std::string& name : candidate_feature_table(full_evidence(300, 3, true), 2).names)
+    CHECK(feature_group(name) != "dictionary");
   CHECK(stage_feature_names() == stage_names);
   evidence = full_evidence(300, 3, false);
   const FeatureTable table = candidate_feature_table(evidence, 2);

@@ -30,6 +30,11 @@ inline bool is_induced_seed(const std::string& seed) {
 struct InputOptions {
   std::string src_vectors, tgt_vectors;  // .vec, .vec.gz or .bin
   std::string seed;                      // seed lexicon, src<TAB>tgt, or an induced seed (is_induced_seed)
+  // Bilingual dictionaries as evidence (io/dictionary.h): dictd databases (their .index or .dict.dz path, or base
+  // name; the direction from the name, freedict-eng-deu forward and freedict-deu-eng backward for en-de) or
+  // two-column files (src<TAB>tgt, or two words per line). Without a seed lexicon (none given, or an induced one)
+  // their clean, frequent single-word pairs are the mapping's seed.
+  std::vector<std::string> dictionary;
   std::string src_terms, tgt_terms;      // term lists
   std::size_t most_frequent = 20000;     // frequent words loaded besides the needed ones (neighbourhoods)
   // The re-ranker of the candidates: "default" (the bundled model trained on enfr/train, the one with the corpus
@@ -141,6 +146,10 @@ struct OrthographyOptions {
   std::size_t work_bound = 2048;  // their search: n-gram postings read per source term at most (0 = no bound)
 };
 
+// The value of input.reranker that means the bundled model (the default), and the one that means none.
+constexpr const char* kDefaultReranker = "default";
+constexpr const char* kNoReranker = "none";
+
 // Whether candidates are re-ranked by a model (input.reranker is not "none").
 struct AlignConfig;
 bool uses_reranker(const AlignConfig& config);
@@ -189,7 +198,8 @@ std::vector<OptionName> option_names();
 
 // A value a program gives one option (the Python module's keywords): a field takes the alternative of its type;
 // an integer is also a number, and an enumeration takes its name.
-using OptionValue = std::variant<bool, std::int64_t, double, std::string>;
+// A list option (input.dictionary) takes a list of strings, or one string as a list of one.
+using OptionValue = std::variant<bool, std::int64_t, double, std::string, std::vector<std::string>>;
 // Sets the option named `name`: its flag with dashes or underscores ("top-m", "top_m") or "section.key". A usage
 // error names the option on an unknown name, a value of the wrong type or out of range, or an unknown enum name.
 void set_option(AlignConfig& config, const std::string& name, const OptionValue& value);

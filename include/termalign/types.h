@@ -107,6 +107,10 @@ struct CandidateEvidence {
   // each term in its corpus, their z-scores within their term list, and the context vectors' cosine.
   std::vector<float> source_log_frequency, target_log_frequency, source_log_sentences, target_log_sentences;
   std::vector<float> source_frequency_z, target_frequency_z, context_similarity;
+  // Dictionary evidence (--dictionary), only with a dictionary: whether the two terms are a dictionary entry and
+  // its translation (1 or 0); the share of the two terms' words with a dictionary translation in the other term
+  // and of those with translations none of which is there, as seed_share and seed_conflict read the seed.
+  std::vector<float> dictionary_entry, dictionary_share, dictionary_conflict;
   // Nested terms, with the full evidence (by term id; empty otherwise): the ids of the list's terms that are
   // another of its terms' words in a row (`barre d'outils` in `barre d'outils standard`).
   std::vector<std::vector<std::uint32_t>> source_parts, target_parts;

@@ -39,6 +39,10 @@ const std::map<std::string, std::string>& option_help() {
        "Source vectors trained on the corpus (train-vectors), combined with the general ones"},
       {"tgt-corpus-vectors", "Target vectors trained on the corpus, combined with the general ones"},
       {"corpus-weight", "Weight of the corpus vectors' cosine in the combined similarity (0-1)"},
+      {"dictionary",
+       "A bilingual dictionary as evidence (repeatable): a dictd database (.index, .dict.dz or base name; "
+       "freedict-eng-deu reads forward, freedict-deu-eng backward for en-de) or a two-column file (src<TAB>tgt, or "
+       "two words); without a seed lexicon, its frequent single-word pairs are the seed"},
       {"allow-reversed", "Use a seed lexicon whose columns look swapped against the vectors as it is (a warning)"},
       {"data-dir",
        "BUCC dataset folder: terms-<l1>.txt, terms-<l2>.txt and, when there, the corpora corpus-<l1>.txt, "
@@ -127,6 +131,13 @@ std::shared_ptr<AlignOptions> AlignOptions::add(CLI::App* command, bool with_out
     const auto help = option_help().find(name.flag);
     if (help == option_help().end()) throw Error(ErrorKind::internal, "no help for the option --" + name.flag);
     if (!with_outputs && (name.flag == "out" || name.flag == "scores" || name.flag == "explain")) continue;
+    if (name.flag == "dictionary") {
+      // A list: each --dictionary adds one.
+      a.dictionary_flag = command->add_option("--dictionary", a.dictionaries, help->second)
+                              ->allow_extra_args(false)
+                              ->type_name("TEXT");
+      continue;
+    }
     if (name.flag == "allow-reversed") {
       // A flag, not an option taking true/false: it is given to go on past the check's error.
       a.allow_reversed_flag = command->add_flag("--allow-reversed", a.allow_reversed, help->second);

@@ -23,6 +23,8 @@ struct AlignOptions {
   std::map<std::string, std::string> values;                // flag -> text typed
   bool allow_reversed = false;
   CLI::Option* allow_reversed_flag = nullptr;
+  std::vector<std::string> dictionaries;  // --dictionary, repeatable
+  CLI::Option* dictionary_flag = nullptr;
 
   // Registers every option on `command`; --out, --scores and --explain only `with_outputs`.
   static std::shared_ptr<AlignOptions> add(CLI::App* command, bool with_outputs);
@@ -62,6 +64,7 @@ struct AlignOptions {
       if (parsed->count()) set_option_text(config, flag, values.at(flag));
     }
     if (allow_reversed_flag->count()) config.input.allow_reversed = allow_reversed;  // --allow-reversed=false too
+    if (dictionary_flag->count()) set_option(config, "dictionary", dictionaries);
     const std::string gold = resolve_dataset(config);
     if (dataset_gold) *dataset_gold = gold;
     return config;

@@ -25,7 +25,8 @@
 
 namespace {
 
-// The bundled re-ranker models' files, for --version: with the seed lexicon, then the seedless variants.
+// The bundled re-ranker models' files, for --version: with the seed lexicon, the seedless variants, then those
+// with a dictionary.
 std::string bundled_model_list() {
   std::string list;
   for (const bool seedless : {false, true}) {
@@ -33,6 +34,8 @@ std::string bundled_model_list() {
       list +=
           (list.empty() ? "" : ", ") + std::string(termalign::detail::bundled_model_name(with_corpora, seedless));
   }
+  for (const bool with_corpora : {false, true})
+    list += ", " + std::string(termalign::detail::bundled_model_name(with_corpora, false, true));
   return list;
 }
 

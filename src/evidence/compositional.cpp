@@ -7,10 +7,12 @@
 #include <string_view>
 #include <tuple>
 #include <unordered_map>
+#include <unordered_set>
 #include <utility>
 #include <vector>
 
 #include "evidence/word_translation.h"
+#include "io/dictionary.h"
 #include "io/io.h"
 #include "termalign/logging.h"
 #include "util/parallel.h"
@@ -336,8 +338,41 @@ bool compound_member(std::string_view part, std::string_view word) {
   return letters >= kStemPrefix;
 }
 
+namespace {
+
+// The dictionary's single-word pairs, source word -> its target words (as seed_translations gives a seed's), for
+// the source words that can be forms or compound members of `side`'s words (their first kStemPrefix bytes, or
+// their last for compounds, are some side word's): the rest cannot pair any of its words.
+std::unordered_map<std::string, std::vector<std::string>> dictionary_word_translations(const Dictionary& dictionary,
+                                                                                       const SideWords& side) {
+  std::unordered_set<std::string_view> firsts, lasts;
+  for (const std::string_view word : side.words) {
+    if (word.size() >= kStemPrefix) firsts.insert(std::string_view(word).substr(0, kStemPrefix));
+    if (word.size() >= 2 * kStemPrefix) lasts.insert(std::string_view(word).substr(word.size() - kStemPrefix));
+  }
+  std::unordered_map<std::string, std::vector<std::string>> translations;
+  const PhraseTable& sources = dictionary.sources();
+  for (std::uint32_t id = 0; id < sources.size(); ++id) {
+    const std::string_view word = sources.phrase(id);
+    if (word.find(' ') != std::string_view::npos) continue;
+    const bool possible = word.size() < kStemPrefix ? side.ids.count(word) > 0
+                                                    : firsts.count(word.substr(0, kStemPrefix)) > 0 ||
+                                                          lasts.count(word.substr(word.size() - kStemPrefix)) > 0;
+    if (!possible) continue;
+    const auto [begin, end] = dictionary.translations(id);
+    for (auto target = begin; target != end; ++target) {
+      const std::string_view translation = dictionary.targets().phrase(*target);
+      if (translation.find(' ') == std::string_view::npos)
+        translations[std::string(word)].emplace_back(translation);
+    }
+  }
+  return translations;
+}
+
+}  // namespace
+
 void add_compositional_evidence(const TermWords& source_words, const TermWords& target_words, const PairList& seed,
-                                int threads, CandidateEvidence& evidence) {
+                                int threads, CandidateEvidence& evidence, const Dictionary* dictionary) {
   const SideWords source_side = side_words(source_words, evidence.source);
   const SideWords target_side = side_words(target_words, evidence.target);
 
@@ -414,6 +449,14 @@ void add_compositional_evidence(const TermWords& source_words, const TermWords& 
   const WordPairs translated(std::move(translated_pairs), source_side.words.size(), target_side.words.size());
   const WordPairs seed_stems(seed_stem_pairs(seed_words, source_side, target_side), source_side.words.size(),
                              target_side.words.size());
+  const WordPairs dictionary_stems(
+      dictionary ? seed_stem_pairs(dictionary_word_translations(*dictionary, source_side), source_side, target_side)
+                 : std::vector<std::uint64_t>(),
+      source_side.words.size(), target_side.words.size());
+  if (dictionary) {
+    evidence.dictionary_share.assign(n, 0.0f);
+    evidence.dictionary_conflict.assign(n, 0.0f);
+  }
   parallel_for(blocks, threads, [&](std::size_t block) {
     for (std::size_t i = block * kBlock; i < std::min(n, (block + 1) * kBlock); ++i) {
       const TermWordIds a = source_side.terms(evidence.source[i]);
@@ -423,6 +466,11 @@ void add_compositional_evidence(const TermWords& source_words, const TermWords& 
       const PartnerShares seed_partners = partner_shares(a, b, source_side, target_side, seed_stems);
       evidence.seed_share[i] = seed_partners.with;
       evidence.seed_conflict[i] = seed_partners.without;
+      if (dictionary) {
+        const PartnerShares dictionary_partners = partner_shares(a, b, source_side, target_side, dictionary_stems);
+        evidence.dictionary_share[i] = dictionary_partners.with;
+        evidence.dictionary_conflict[i] = dictionary_partners.without;
+      }
       bool edge = false;
       for (const std::uint32_t x : {a.front(), a.back()})
         for (const std::uint32_t y : {b.front(), b.back()}) edge = edge || translated.contains(x, y);

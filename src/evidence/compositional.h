@@ -5,10 +5,12 @@
 #include <string_view>
 
 #include "evidence/word_translation.h"
-#include "rerank/reranker.h"
 #include "termalign/lexicon.h"
+#include "termalign/types.h"
 
 namespace termalign {
+
+class Dictionary;
 
 // Whether two words of one language look like forms of one word: the same bytes, or both at least kStemPrefix
 // bytes long with a common prefix of at least kStemShare of the longer one (`window`/`windows`,
@@ -47,7 +49,9 @@ bool compound_member(std::string_view part, std::string_view word);
 // - seed_conflict: the share of the two terms' words that have seed translations among the other side's words
 //   but none in the other term: `left` in `left list box` against `zone de liste droite` (the seed says `gauche`),
 //   and `droite` (the seed's `right`), where the mapped vectors of the two antonyms are close.
+// With a `dictionary` (io/dictionary.h), also dictionary_share and dictionary_conflict: seed_share and
+// seed_conflict with the dictionary's single-word pairs in the seed's place.
 void add_compositional_evidence(const TermWords& source_words, const TermWords& target_words, const PairList& seed,
-                                int threads, CandidateEvidence& evidence);
+                                int threads, CandidateEvidence& evidence, const Dictionary* dictionary = nullptr);
 
 }  // namespace termalign

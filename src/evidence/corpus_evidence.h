@@ -8,9 +8,9 @@
 #include "io/corpus.h"
 #include "mapping/composition.h"
 #include "mapping/mapping.h"
-#include "rerank/reranker.h"
 #include "termalign/config.h"
 #include "termalign/lexicon.h"
+#include "termalign/types.h"
 
 namespace termalign {
 

@@ -147,11 +147,13 @@ std::string to_lower(std::string_view text) {
 }
 
 std::string_view trim(std::string_view text) {
-  const char* space = " \t\r\n\v\f";
-  const auto first = text.find_first_not_of(space);
-  if (first == std::string_view::npos) return {};
-  const auto last = text.find_last_not_of(space);
-  return text.substr(first, last - first + 1);
+  // A loop, not find_first_not_of: that searches the set of spaces once per byte (a call each), which showed in
+  // the reading of large dictionaries.
+  const auto space = [](char c) { return c == ' ' || c == '\t' || c == '\r' || c == '\n' || c == '\v' || c == '\f'; };
+  std::size_t first = 0, last = text.size();
+  while (first < last && space(text[first])) ++first;
+  while (last > first && space(text[last - 1])) --last;
+  return text.substr(first, last - first);
 }
 
 std::string file_signature(const std::string& path) {

@@ -238,9 +238,15 @@ CandidateSet Aligner::collect_evidence(const std::vector<std::string>& source_te
   result.target_terms = term_list(target_terms, config_.input.tgt_terms, "target");
   result.cap = pipeline::final_cap(config_, source_terms.size(), target_terms.size(), true);
   result.per_source = config_.ranking.top_m;
+  // The dictionaries, read for each call (the stages keep no state of their own).
+  const Dictionary dictionary = config_.input.dictionary.empty()
+                                    ? Dictionary()
+                                    : read_dictionaries(config_.input.dictionary, config_.input.pair,
+                                                        config_.scoring.threads);
+  const Dictionary* given_dictionary = config_.input.dictionary.empty() ? nullptr : &dictionary;
   pipeline::OtherCandidates other =
       pipeline::add_other_candidates(config_, full_evidence, result.source_terms, result.target_terms, X, Z,
-                                     scored, pipeline::scoring_tiles(config_), single_process());
+                                     scored, pipeline::scoring_tiles(config_), single_process(), given_dictionary);
   const CompositionOptions source_composition =
       full_evidence ? composition_for(source_terms, Side::source) : config_.composition;
   const CompositionOptions target_composition =
@@ -257,9 +263,10 @@ CandidateSet Aligner::collect_evidence(const std::vector<std::string>& source_te
         target_words.words, TermComposer(normalised_target_, mapping_.target, target_composition),
         mapping_.target_transform, threads);
   }
-  const pipeline::WordEvidenceInputs words{source_words,       target_words,       seed_,
-                                           normalised_source_, normalised_target_, mapping_,
-                                           source_composition, target_composition};
+  pipeline::WordEvidenceInputs words{source_words,       target_words,       seed_,
+                                     normalised_source_, normalised_target_, mapping_,
+                                     source_composition, target_composition};
+  words.dictionary = given_dictionary;
   pipeline::collect_evidence(config_, full_evidence, X, Z, scored, other, words, result);
   return result;
 }

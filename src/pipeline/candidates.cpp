@@ -2,9 +2,14 @@
 // the ranking reads of every candidate.
 #include <algorithm>
 #include <limits>
+#include <string_view>
+#include <tuple>
+#include <unordered_map>
+#include <unordered_set>
 
 #include "evidence/compositional.h"
 #include "evidence/corpus_evidence.h"
+#include "io/io.h"
 #include "pipeline/stages.h"
 #include "termalign/logging.h"
 #include "util/key_groups.h"
@@ -97,6 +102,19 @@ std::vector<float> add_reverse_candidates(const std::vector<Candidate>& reverse,
   return rank;
 }
 
+// Adds those of `found` (distinct pairs) that are not among `candidates` yet; returns how many.
+std::size_t add_new_candidates(const std::vector<Candidate>& found, std::size_t sources, int threads,
+                               std::vector<Candidate>& candidates) {
+  const std::vector<std::size_t> present = find_candidates(found, candidates, sources, threads);
+  std::size_t added = 0;
+  for (std::size_t i = 0; i < found.size(); ++i) {
+    if (present[i] != CandidatesBySource::npos) continue;
+    candidates.push_back(found[i]);
+    ++added;
+  }
+  return added;
+}
+
 Spellings term_spellings(const TermList& list, bool transliterate, int threads) {
   Spellings spellings;
   spellings.latin.resize(list.size());
@@ -141,14 +159,31 @@ void add_orthographic_candidates(const ComposedTerms& X, const ComposedTerms& Z,
   if (group.size() > 1) found = group.gather(found);
   if (!group.is_root()) return;
   // Each source's closest spellings are distinct targets: only the candidates before them can repeat them.
-  const std::vector<std::size_t> present = find_candidates(found, candidates, X.term_ids.size(), threads);
-  std::size_t added = 0;
-  for (std::size_t i = 0; i < found.size(); ++i) {
-    if (present[i] != CandidatesBySource::npos) continue;
-    candidates.push_back(found[i]);
-    ++added;
-  }
+  const std::size_t added = add_new_candidates(found, X.term_ids.size(), threads, candidates);
   logger().info("{} orthographic candidates added", added);
+}
+
+// Each term of `list` folded (fold_case) with single spaces, as the dictionary's phrases are.
+std::vector<std::string> folded_terms(const TermList& list, int threads) {
+  std::vector<std::string> folded(list.size());
+  parallel_for(list.size(), threads, [&](std::size_t i) {
+    std::string spaced;
+    for (const std::string& word : split_words(fold_case(list.terms[i]))) spaced += (spaced.empty() ? "" : " ") + word;
+    folded[i] = std::move(spaced);
+  });
+  return folded;
+}
+
+// Whether each candidate's two terms are a dictionary entry and its translation.
+void add_dictionary_entries(const Dictionary& dictionary, const TermList& source_terms,
+                            const TermList& target_terms, int threads, CandidateEvidence& evidence) {
+  const std::vector<std::string> sources = folded_terms(source_terms, threads),
+                                 targets = folded_terms(target_terms, threads);
+  evidence.dictionary_entry.assign(evidence.size(), 0.0f);
+  parallel_for(evidence.size(), threads, [&](std::size_t i) {
+    evidence.dictionary_entry[i] =
+        dictionary.has_pair(sources[evidence.source[i]], targets[evidence.target[i]]) ? 1.0f : 0.0f;
+  });
 }
 
 // Orthographic similarity, identity and sizes of each candidate's two terms.
@@ -195,6 +230,98 @@ void keep_neighbourhood_means(const ComposedTerms& X, const ComposedTerms& Z, co
 
 }  // namespace
 
+std::size_t add_dictionary_candidates(const Dictionary& dictionary, const TermList& source_terms,
+                                      const TermList& target_terms, const ComposedTerms& X, const ComposedTerms& Z,
+                                      const NeighbourhoodMeans& means, int threads,
+                                      std::vector<Candidate>& candidates) {
+  constexpr std::uint32_t kNone = std::numeric_limits<std::uint32_t>::max();
+  const std::vector<std::string> sources = folded_terms(source_terms, threads),
+                                 targets = folded_terms(target_terms, threads);
+  // The targets with a vector: by their folded text, and by each of their words.
+  std::vector<std::uint32_t> target_row(targets.size(), kNone);
+  for (std::size_t row = 0; row < Z.term_ids.size(); ++row) target_row[Z.term_ids[row]] = static_cast<std::uint32_t>(row);
+  std::unordered_map<std::string_view, std::uint32_t> target_by_text;
+  std::unordered_map<std::string, std::vector<std::uint32_t>> targets_by_word;  // rows
+  std::vector<std::uint16_t> target_word_count(Z.term_ids.size(), 0);
+  for (std::size_t row = 0; row < Z.term_ids.size(); ++row) {
+    const std::string& text = targets[Z.term_ids[row]];
+    target_by_text.emplace(text, static_cast<std::uint32_t>(row));
+    std::vector<std::string> words = split_words(text);
+    target_word_count[row] = static_cast<std::uint16_t>(std::min<std::size_t>(words.size(), 65535));
+    std::sort(words.begin(), words.end());
+    words.erase(std::unique(words.begin(), words.end()), words.end());
+    for (std::string& word : words) targets_by_word[std::move(word)].push_back(static_cast<std::uint32_t>(row));
+  }
+  const PhraseTable& phrases = dictionary.sources();
+  // Each source row's dictionary targets, found on the threads.
+  std::vector<std::vector<Candidate>> found(X.term_ids.size());
+  parallel_for(X.term_ids.size(), threads, [&](std::size_t source) {
+    const std::string& text = sources[X.term_ids[source]];
+    std::vector<std::uint32_t> picked;
+    // The whole term's translations.
+    if (const std::uint32_t id = phrases.find(text); id != PhraseTable::npos) {
+      const auto [begin, end] = dictionary.translations(id);
+      for (auto t = begin; t != end; ++t) {
+        const auto hit = target_by_text.find(dictionary.targets().phrase(*t));
+        if (hit != target_by_text.end()) picked.push_back(hit->second);
+      }
+    }
+    // The targets in which every source word has a translation (at most 32 words are followed).
+    const std::vector<std::string> words = split_words(text);
+    if (!words.empty() && words.size() <= 32) {
+      std::unordered_map<std::uint32_t, std::pair<std::uint32_t, std::uint32_t>> hits;  // row -> (word bits, hits)
+      for (std::size_t k = 0; k < words.size(); ++k) {
+        const std::uint32_t id = phrases.find(words[k]);
+        if (id == PhraseTable::npos) continue;
+        const auto [begin, end] = dictionary.translations(id);
+        for (auto t = begin; t != end; ++t) {
+          const auto rows = targets_by_word.find(std::string(dictionary.targets().phrase(*t)));
+          if (rows == targets_by_word.end()) continue;
+          for (const std::uint32_t row : rows->second) {
+            auto& [bits, count] = hits[row];
+            if (!(bits & (1u << k))) ++count;
+            bits |= 1u << k;
+          }
+        }
+      }
+      const std::uint32_t all = words.size() == 32 ? 0xffffffffu : (1u << words.size()) - 1;
+      std::vector<std::tuple<std::size_t, float, std::uint32_t>> complete;  // (word count gap, -cosine, row)
+      for (const auto& [row, hit] : hits) {
+        if (hit.first != all || target_word_count[row] > words.size() + 2) continue;
+        const std::size_t gap = target_word_count[row] > words.size() ? target_word_count[row] - words.size()
+                                                                      : words.size() - target_word_count[row];
+        complete.emplace_back(gap, -X.vectors.row(source).dot(Z.vectors.row(row)), row);
+      }
+      std::sort(complete.begin(), complete.end());
+      for (std::size_t k = 0; k < complete.size() && k < kDictionaryCandidates; ++k)
+        picked.push_back(std::get<2>(complete[k]));
+    }
+    std::sort(picked.begin(), picked.end());
+    picked.erase(std::unique(picked.begin(), picked.end()), picked.end());
+    for (const std::uint32_t target : picked) {
+      const float cosine = X.vectors.row(source).dot(Z.vectors.row(target));
+      found[source].push_back({2 * cosine - means.source(static_cast<Eigen::Index>(source)) -
+                                   means.target(static_cast<Eigen::Index>(target)),
+                               cosine, static_cast<std::uint32_t>(source), target});
+    }
+  });
+  std::vector<Candidate> pairs;
+  for (std::vector<Candidate>& list : found) pairs.insert(pairs.end(), list.begin(), list.end());
+  return add_new_candidates(pairs, X.term_ids.size(), threads, candidates);
+}
+
+double dictionary_coverage(const Dictionary& dictionary, const TermList& source_terms) {
+  std::unordered_set<std::string> words;
+  for (const std::string& term : source_terms.terms)
+    for (std::string& word : split_words(fold_case(term))) words.insert(std::move(word));
+  std::size_t translated = 0;
+  for (const std::string& word : words) {
+    const std::uint32_t id = dictionary.sources().find(word);
+    translated += id != PhraseTable::npos && dictionary.translations(id).first != dictionary.translations(id).second;
+  }
+  return words.empty() ? 0.0 : static_cast<double>(translated) / static_cast<double>(words.size());
+}
+
 TileOptions scoring_tiles(const AlignConfig& config) {
   TileOptions tiles;
   tiles.rows = config.scoring.tile_rows;
@@ -230,7 +357,8 @@ CslsSelection score_terms(const Matrix& X, const Matrix& Z, const AlignConfig& c
 
 OtherCandidates add_other_candidates(const AlignConfig& config, bool full_evidence, const TermList& source_terms,
                                      const TermList& target_terms, const ComposedTerms& X, const ComposedTerms& Z,
-                                     CslsSelection& scored, const TileOptions& tiles, const ProcessGroup& group) {
+                                     CslsSelection& scored, const TileOptions& tiles, const ProcessGroup& group,
+                                     const Dictionary* dictionary) {
   const int threads = config.scoring.threads;
   const std::size_t top_m = config.ranking.top_m;
   OtherCandidates other;
@@ -250,6 +378,11 @@ OtherCandidates add_other_candidates(const AlignConfig& config, bool full_eviden
     add_orthographic_candidates(X, Z, scored.means, other.source_spellings, other.target_spellings,
                                 config.orthography.candidates, config.orthography.work_bound, threads, group,
                                 scored.candidates);
+  }
+  if (dictionary && group.is_root()) {
+    const std::size_t added = add_dictionary_candidates(*dictionary, source_terms, target_terms, X, Z, scored.means,
+                                                        threads, scored.candidates);
+    logger().info("{} dictionary candidates added", added);
   }
   return other;
 }
@@ -278,6 +411,20 @@ void collect_evidence(const AlignConfig& config, bool full_evidence, ComposedTer
   other.reverse_rank = std::vector<float>();
   const int threads = config.scoring.threads;
   if (other.orthographic) add_term_evidence(other.source_spellings, other.target_spellings, threads, evidence);
+  const Dictionary* dictionary = words.dictionary;
+  if (full_evidence && dictionary) {
+    const double coverage = dictionary_coverage(*dictionary, result.source_terms);
+    if (coverage < kDictionaryMinCoverage) {
+      logger().info(
+          "the dictionaries translate {:.0f} % of the source terms' words, under {:.0f} %: their features are left "
+          "out (the models trained without them rank the run), their candidates stay",
+          100 * coverage, 100 * kDictionaryMinCoverage);
+      dictionary = nullptr;
+    } else {
+      logger().info("the dictionaries translate {:.0f} % of the source terms' words", 100 * coverage);
+      add_dictionary_entries(*dictionary, result.source_terms, result.target_terms, threads, evidence);
+    }
+  }
   other.source_spellings = Spellings();
   other.target_spellings = Spellings();
   if (!full_evidence) return;
@@ -287,7 +434,7 @@ void collect_evidence(const AlignConfig& config, bool full_evidence, ComposedTer
         "candidate, which the models never saw in training; with --mapping, give the --seed it was fitted on too");
   }
   if (words.restore_term_words) words.restore_term_words();
-  add_compositional_evidence(words.source_words, words.target_words, words.seed, threads, evidence);
+  add_compositional_evidence(words.source_words, words.target_words, words.seed, threads, evidence, dictionary);
   words.source_words = TermWords();
   words.target_words = TermWords();
   if (!config.input.src_corpus.empty()) {

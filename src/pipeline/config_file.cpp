@@ -102,6 +102,22 @@ void apply_table(const toml::table& table, const std::string& path, AlignConfig&
       if (static_cast<std::uint64_t>(value) > static_cast<std::uint64_t>(std::numeric_limits<Field>::max()))
         throw_config_error(path, line, name + " is too large (got " + std::to_string(value) + ").");
       field = static_cast<Field>(value);
+    } else if constexpr (std::is_same_v<Field, std::vector<std::string>>) {
+      // A list of files (or one file), each relative to the configuration file.
+      std::vector<std::string> values;
+      const auto add = [&](const toml::node& item) {
+        if (!item.is_string()) throw_config_error(path, line, name + " must be a string or a list of strings.");
+        const std::string value = item.as_string()->get();
+        values.push_back(!value.empty() && std::filesystem::path(value).is_relative()
+                             ? (base / value).lexically_normal().string()
+                             : value);
+      };
+      if (node->is_array()) {
+        for (const toml::node& item : *node->as_array()) add(item);
+      } else {
+        add(*node);
+      }
+      field = values;
     } else {
       if (!node->is_string()) throw_config_error(path, line, name + " must be a string.");
       const std::string value = node->as_string()->get();
@@ -176,6 +192,12 @@ std::vector<OptionLine> option_lines(const AlignConfig& config) {
       text << toml_float(field);
     } else if constexpr (std::is_integral_v<Field>) {
       text << field;
+    } else if constexpr (std::is_same_v<Field, std::vector<std::string>>) {
+      path = true;  // files, written absolute
+      toml::array list;
+      for (const std::string& value : field)
+        list.push_back(value.empty() ? value : std::filesystem::absolute(value).string());
+      text << list;
     } else if constexpr (std::is_same_v<Field, std::string>) {
       std::string value = field;
       path = is_path_option(section, key, value);

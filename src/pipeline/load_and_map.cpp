@@ -1,6 +1,9 @@
 // Load and map: each side's vectors, the mapping fitted on the seed, the terms composed in the shared space.
 #include <algorithm>
+#include <cctype>
 #include <cmath>
+#include <optional>
+#include <string_view>
 #include <limits>
 #include <memory>
 #include <optional>
@@ -143,6 +146,49 @@ std::function<void()> fit_seed_transforms(const PairList& seed, const std::strin
   return finish_from_products(std::make_shared<const SeedProducts>(refined_seed_products(
                                   Xs, Zt, source.vectors, target.vectors, config.mapping, threads)),
                               config.mapping, mapping);
+}
+
+namespace {
+
+// A word of letters (any non-ASCII byte counts as one), hyphens only inside.
+bool clean_word(std::string_view word) {
+  if (word.empty() || word.front() == '-' || word.back() == '-') return false;
+  return std::all_of(word.begin(), word.end(), [](char c) {
+    const auto byte = static_cast<unsigned char>(c);
+    return byte >= 0x80 || std::isalpha(byte) || c == '-';
+  });
+}
+
+}  // namespace
+
+PairList dictionary_seed(const Dictionary& dictionary, const Embeddings& source, const Embeddings& target,
+                         std::size_t frequent) {
+  PairList seed;
+  seed.path = "the dictionary's frequent single-word pairs";
+  const auto frequent_row = [frequent](const Embeddings& side, std::string_view word) -> std::optional<std::size_t> {
+    if (!clean_word(word)) return std::nullopt;
+    const auto row = side.row_any_case(std::string(word));
+    if (!row || *row >= frequent) return std::nullopt;
+    return row;
+  };
+  std::vector<std::size_t> translations;
+  for (std::uint32_t s = 0; s < dictionary.sources().size(); ++s) {
+    const auto source_row = frequent_row(source, dictionary.sources().phrase(s));
+    if (!source_row) continue;
+    translations.clear();
+    const auto [begin, end] = dictionary.translations(s);
+    for (auto t = begin; t != end; ++t) {
+      if (const auto target_row = frequent_row(target, dictionary.targets().phrase(*t))) translations.push_back(*target_row);
+    }
+    std::sort(translations.begin(), translations.end());
+    translations.erase(std::unique(translations.begin(), translations.end()), translations.end());
+    if (translations.size() > kDictionarySeedTranslations) translations.resize(kDictionarySeedTranslations);
+    for (const std::size_t row : translations) {
+      seed.pairs.emplace_back(source.words[*source_row], target.words[row]);
+      seed.lines.push_back(seed.pairs.size());
+    }
+  }
+  return seed;
 }
 
 namespace {

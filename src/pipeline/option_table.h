@@ -35,6 +35,7 @@ void visit_options(Config& config, Visitor&& visit) {
   visit("input", "src_vectors", config.input.src_vectors);
   visit("input", "tgt_vectors", config.input.tgt_vectors);
   visit("input", "seed", config.input.seed);
+  visit("input", "dictionary", config.input.dictionary);
   visit("input", "src_terms", config.input.src_terms);
   visit("input", "tgt_terms", config.input.tgt_terms);
   visit("input", "most_frequent", config.input.most_frequent);

@@ -136,9 +136,9 @@ void AlignConfig::validate() const {
           "Both vector files are needed: give `src_vectors` and `tgt_vectors` (or [input] in the configuration).");
   require(!input.src_terms.empty() && !input.tgt_terms.empty(),
           "Both term lists are needed: give `src_terms` and `tgt_terms`.");
-  require(!input.seed.empty() || !input.saved_mapping.empty(),
-          "A seed lexicon (`seed`) is needed unless a saved mapping is loaded with `mapping`: a file of "
-          "src<TAB>tgt word pairs, or \"auto\" to induce one from the vectors.");
+  require(!input.seed.empty() || !input.saved_mapping.empty() || !input.dictionary.empty(),
+          "A seed lexicon (`seed`) is needed unless a saved mapping is loaded with `mapping` or a `dictionary` is "
+          "given: a file of src<TAB>tgt word pairs, or \"auto\" to induce one from the vectors.");
   require(input.saved_mapping.empty() || output.save_mapping.empty(),
           "`mapping` loads a mapping and `save_mapping` saves a fitted one: give only one of them.");
   check_neighbourhood_k(scoring.k);
@@ -195,6 +195,8 @@ void AlignConfig::validate() const {
           "The corpus evidence needs both corpora: give both `src_corpus` and `tgt_corpus`.");
   require(input.corpus_window >= 1,
           "`corpus_window` must be at least 1 (got " + std::to_string(input.corpus_window) + ").");
+  for (const std::string& dictionary : input.dictionary)
+    require(!dictionary.empty(), "`dictionary` names files: an empty name is not one.");
   require(!input.reranker.empty(), "`reranker` cannot be empty: give \"default\", \"none\" or a model file.");
   require(composition.closed_compound_share >= 0 && composition.closed_compound_share <= 1,
           fmt::format("`closed_compound_share` is a share of a list's words, from 0 to 1 (got {}).",
@@ -274,6 +276,14 @@ void set_option(AlignConfig& config, const std::string& name, const OptionValue&
       if (static_cast<std::uint64_t>(number) > static_cast<std::uint64_t>(std::numeric_limits<Field>::max()))
         throw_usage_error(option + " is too large (got " + std::to_string(number) + ").");
       field = static_cast<Field>(number);
+    } else if constexpr (std::is_same_v<Field, std::vector<std::string>>) {
+      if (std::holds_alternative<std::string>(value)) {
+        field = {std::get<std::string>(value)};
+      } else if (std::holds_alternative<std::vector<std::string>>(value)) {
+        field = std::get<std::vector<std::string>>(value);
+      } else {
+        throw_usage_error(option + " must be a string or a list of strings.");
+      }
     } else {
       if (!std::holds_alternative<std::string>(value)) throw_usage_error(option + " must be a string.");
       const std::string& text = std::get<std::string>(value);
@@ -337,7 +347,7 @@ std::string option_type_name(const std::string& name) {
       type = "FLOAT";
     } else if constexpr (std::is_integral_v<Field>) {
       type = std::is_unsigned_v<Field> ? "UINT" : "INT";
-    } else if constexpr (std::is_same_v<Field, std::string>) {
+    } else if constexpr (std::is_same_v<Field, std::string> || std::is_same_v<Field, std::vector<std::string>>) {
       type = "TEXT";
     } else {
       type = "ENUM";
@@ -358,6 +368,8 @@ std::string option_text(const AlignConfig& config, const std::string& name) {
       text = std::to_string(field);
     } else if constexpr (std::is_same_v<Field, std::string>) {
       text = field;
+    } else if constexpr (std::is_same_v<Field, std::vector<std::string>>) {
+      for (const std::string& item : field) text += (text.empty() ? "" : " ") + item;
     } else {
       text = enum_name(field);
     }

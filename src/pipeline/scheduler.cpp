@@ -76,6 +76,7 @@ class Scheduler {
   void read_inputs() {
     std::exception_ptr seed_error;    // reported after the term lists' errors
     std::exception_ptr kernel_error;  // a usage error, before the lists' errors
+    std::exception_ptr dictionary_error;  // reported after the seed's
     // The similarity kernel (whose check of OpenBLAS's rounding takes a few ms) is chosen beside the target list,
     // which has no seed lexicon to read.
     try {
@@ -99,6 +100,14 @@ class Scheduler {
               kernel_error = std::current_exception();
             }
             result_.target_terms = read_term_list(config_.input.tgt_terms);
+            try {
+              if (!config_.input.dictionary.empty()) {
+                dictionary_ = std::make_shared<const Dictionary>(
+                    read_dictionaries(config_.input.dictionary, config_.input.pair, threads_));
+              }
+            } catch (...) {
+              dictionary_error = std::current_exception();
+            }
           },
           threads_);
     } catch (...) {
@@ -109,6 +118,7 @@ class Scheduler {
       if (list->size() == 0) throw_input_error(list->path, 0, "the term list is empty.");
     }
     if (seed_error) std::rethrow_exception(seed_error);
+    if (dictionary_error) std::rethrow_exception(dictionary_error);
     stats_.source_terms = result_.source_terms.size();
     stats_.target_terms = result_.target_terms.size();
   }
@@ -141,10 +151,37 @@ class Scheduler {
                                                      target_, config_.composition);
         },
         threads_);
+    if (dictionary_ && fit_ && (config_.input.seed.empty() || is_induced_seed(config_.input.seed)))
+      seed_from_dictionary();
     check_inputs_against_vectors(config_, fit_, result_.source_terms, result_.target_terms, source_, target_,
                                  seed_, source_composition_.split_closed_compounds,
                                  target_composition_.split_closed_compounds);
   }
+
+  // Without a seed lexicon, the dictionary's frequent single-word pairs are the seed (in place of an induced
+  // one, when there are min_seed_pairs of them).
+  void seed_from_dictionary() {
+    PairList pairs = dictionary_seed(*dictionary_, source_, target_, config_.input.most_frequent);
+    if (pairs.pairs.size() >= config_.mapping.min_seed_pairs) {
+      logger().info("the mapping's seed: {} single-word pairs of the dictionary among the {} most frequent words",
+                    pairs.pairs.size(), config_.input.most_frequent);
+      seed_ = std::move(pairs);
+      config_.input.seed.clear();  // a seed lexicon, no longer induced
+    } else if (config_.input.seed.empty()) {
+      throw_input_error(config_.input.dictionary.front(), 0,
+                        "the dictionaries give " + std::to_string(pairs.pairs.size()) +
+                            " single-word pairs among the frequent words, fewer than min_seed_pairs (" +
+                            std::to_string(config_.mapping.min_seed_pairs) +
+                            "): give a seed lexicon, or --seed auto to induce one from the vectors.");
+    } else {
+      logger().warn("the dictionaries give {} single-word pairs among the frequent words, fewer than "
+                    "min_seed_pairs ({}): the seed is induced from the vectors ({})",
+                    pairs.pairs.size(), config_.mapping.min_seed_pairs, config_.input.seed);
+    }
+  }
+
+  // What names the seed in messages: its file, or what made it.
+  const std::string& seed_name() const { return config_.input.seed.empty() ? seed_.path : config_.input.seed; }
 
   // The mapping (fitted on the seed, or loaded) and both lists' term vectors in the shared space; the fit's
   // serial decompositions run on one thread while the others compose.
@@ -164,7 +201,7 @@ class Scheduler {
       }
       stats_.seed_pairs = seed_.pairs.size();
       if (!finish_fit)
-        finish_fit = fit_seed_transforms(seed_, config_.input.seed, config_, source_, target_, mapping_,
+        finish_fit = fit_seed_transforms(seed_, seed_name(), config_, source_, target_, mapping_,
                                          stats_.seed_pairs_usable);
     } else {
       load_fixed_mapping();
@@ -207,7 +244,7 @@ class Scheduler {
     ComposedTerms corpus_X, corpus_Z;
     compose_mapped(result_.source_terms.terms, corpus_source_composer, result_.target_terms.terms,
                    corpus_target_composer, corpus_mapping,
-                   fit_seed_transforms(seed_, config_.input.seed, config_, corpus_source, corpus_target,
+                   fit_seed_transforms(seed_, seed_name(), config_, corpus_source, corpus_target,
                                        corpus_mapping, usable),
                    threads_, corpus_X, corpus_Z);
     X_ = combine_spaces(X_, corpus_X, result_.source_terms.size(), config_.input.corpus_weight);
@@ -339,7 +376,7 @@ class Scheduler {
   // Candidates from the target side (with the full evidence) and from the spellings (orthographic candidates).
   void add_other_candidates() {
     other_ = pipeline::add_other_candidates(config_, full_evidence_, result_.source_terms, result_.target_terms,
-                                            X_, Z_, scored_, tiles_, group_);
+                                            X_, Z_, scored_, tiles_, group_, dictionary_.get());
   }
 
   // The candidates by term ids with their evidence: CSLS and cosine always, the rest as configured. What the
@@ -353,6 +390,7 @@ class Scheduler {
       source_words_spill_.restore(source_words_.vectors.vectors);
       target_words_spill_.restore(target_words_.vectors.vectors);
     };
+    words.dictionary = dictionary_.get();
     words.restore_word_vectors = [this] {
       source_spill_.restore(source_.vectors);
       target_spill_.restore(target_.vectors);
@@ -405,7 +443,7 @@ class Scheduler {
                   to_string(mapping_.source.kind));
   }
 
-  const AlignConfig& config_;
+  AlignConfig config_;  // a copy: a dictionary's seed replaces an induced one (seed_from_dictionary)
   const int threads_;
   const bool fit_, full_evidence_;
   AlignmentSummary& stats_;
@@ -413,6 +451,7 @@ class Scheduler {
   VectorCache* cache_;
   CandidateSet result_;
   PairList seed_;
+  std::shared_ptr<const Dictionary> dictionary_;  // --dictionary, read with the inputs
   LoadOptions source_options_, target_options_;
   // config_.composition for each list over its vectors (closed_compounds_for), set by load_vectors.
   CompositionOptions source_composition_, target_composition_;

@@ -19,7 +19,7 @@ using In = const FeatureInputs&;
 using Row = std::size_t;
 constexpr FeatureGroup kBase = FeatureGroup::base, kCompositional = FeatureGroup::compositional,
                        kFrequency = FeatureGroup::corpus_frequency, kContext = FeatureGroup::corpus_context,
-                       kFirstStage = FeatureGroup::first_stage;
+                       kDictionary = FeatureGroup::dictionary, kFirstStage = FeatureGroup::first_stage;
 
 // Suffixes: _q a quantile among the run's candidates, _s a margin in units of the run's spread (RunScale).
 constexpr Feature kFeatures[] = {
@@ -114,6 +114,22 @@ constexpr Feature kFeatures[] = {
     {"context_cosine_target_rank", kContext, [](In in, Row i) { return in.context_by_target.inverse_rank(i); }},
     {"context_z_by_source", kContext, [](In in, Row i) { return in.context_z_by_source[i]; }},
 
+    // A bilingual dictionary's: the pair an entry of it, or another of the source's (target's) candidates one;
+    // the share of words it translates into the other term, and where that stands.
+    {"dict_entry", kDictionary, [](In in, Row i) { return in.evidence.dictionary_entry[i]; }},
+    {"dict_entry_below_source_best", kDictionary,
+     [](In in, Row i) { return in.dictionary_entry_by_source.below_best(i); }},
+    {"dict_entry_below_target_best", kDictionary,
+     [](In in, Row i) { return in.dictionary_entry_by_target.below_best(i); }},
+    {"dict_share", kDictionary, [](In in, Row i) { return in.evidence.dictionary_share[i]; }},
+    {"dict_share_below_source_best", kDictionary,
+     [](In in, Row i) { return in.dictionary_share_by_source.below_best(i); }},
+    {"dict_share_source_rank", kDictionary,
+     [](In in, Row i) { return in.dictionary_share_by_source.inverse_rank(i); }},
+    {"dict_share_below_target_best", kDictionary,
+     [](In in, Row i) { return in.dictionary_share_by_target.below_best(i); }},
+    {"dict_conflict", kDictionary, [](In in, Row i) { return in.evidence.dictionary_conflict[i]; }},
+
     // A second stage's view of the first: the score, where it stands among the source's and the target's
     // candidates, and the nested terms' support.
     {"stage1_score", kFirstStage, [](In in, Row i) { return in.stage_scores[i]; }},
@@ -174,6 +190,13 @@ void compute_statistics(FeatureInputs& in, FeatureGroup group, int threads) {
                [&] { in.context_by_target = standing(e.target, e.context_similarity, &in.context); },
                [&] { in.context_z_by_source = group_z(e.source, e.context_similarity); }};
       break;
+    case kDictionary:
+      columns_filled({&e.dictionary_entry, &e.dictionary_share, &e.dictionary_conflict});
+      tasks = {[&] { in.dictionary_entry_by_source = standing(e.source, e.dictionary_entry); },
+               [&] { in.dictionary_entry_by_target = standing(e.target, e.dictionary_entry); },
+               [&] { in.dictionary_share_by_source = standing(e.source, e.dictionary_share); },
+               [&] { in.dictionary_share_by_target = standing(e.target, e.dictionary_share); }};
+      break;
     case kFirstStage:  // its scores are set by add_first_stage
       columns_filled({&in.stage_scores});
       tasks = {[&] { in.stage_by_source = standing(e.source, in.stage_scores); },
@@ -199,6 +222,8 @@ const char* to_string(FeatureGroup group) {
       return "corpus-frequency";
     case kContext:
       return "corpus-context";
+    case kDictionary:
+      return "dictionary";
     case kFirstStage:
       return "first-stage";
   }
@@ -227,6 +252,7 @@ FeatureColumns::FeatureColumns(const CandidateEvidence& evidence, int threads)
     add_group(kFrequency);
     add_group(kContext);
   }
+  if (!evidence.dictionary_entry.empty()) add_group(kDictionary);
   progress.advance(evidence.size());
   progress.finish();
 }

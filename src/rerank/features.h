@@ -18,8 +18,8 @@
 namespace termalign::detail {
 
 // The ablation's units; a model's columns come from the groups its run computes.
-enum class FeatureGroup { base, compositional, corpus_frequency, corpus_context, first_stage };
-// "base", "compositional", "corpus-frequency", "corpus-context", "first-stage".
+enum class FeatureGroup { base, compositional, corpus_frequency, corpus_context, dictionary, first_stage };
+// "base", "compositional", "corpus-frequency", "corpus-context", "dictionary", "first-stage".
 const char* to_string(FeatureGroup group);
 bool needs_corpora(FeatureGroup group);
 
@@ -45,6 +45,9 @@ struct FeatureInputs {
   RunScale context;
   Standing context_by_source, context_by_target;
   std::vector<float> context_z_by_source;
+  // dictionary
+  Standing dictionary_entry_by_source, dictionary_entry_by_target, dictionary_share_by_source,
+      dictionary_share_by_target;
   // first stage: its scores
   std::vector<float> stage_scores;
   Standing stage_by_source, stage_by_target;
@@ -68,7 +71,7 @@ const Feature* find_feature(std::string_view name);
 class FeatureColumns {
  public:
   // The groups the evidence allows: base, compositional with evidence.one_to_one, the corpus groups with
-  // evidence.context_similarity.
+  // evidence.context_similarity, the dictionary's with evidence.dictionary_entry.
   FeatureColumns(const CandidateEvidence& evidence, int threads);
   // The first stage's group alone.
   FeatureColumns(const CandidateEvidence& evidence, const Eigen::VectorXd& first_scores, int threads);

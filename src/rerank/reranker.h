@@ -122,13 +122,13 @@ void save_reranker(const std::string& path, const Reranker& model);
 Reranker load_reranker(const std::string& path);
 Reranker parse_reranker(const std::string& text, const std::string& origin);
 
-// The value of input.reranker that means the bundled model (the default), and the one that means none.
-constexpr const char* kDefaultReranker = "default";
-constexpr const char* kNoReranker = "none";
+// kDefaultReranker and kNoReranker, the values of input.reranker for the bundled model and none: config.h.
 // The bundled models, trained on enfr/train (models/reranker-enfr*.txt, built into the library): with the corpus
 // features, or without them for runs without corpora; trained with the seed lexicon, or (seedless) with a seed
 // induced from the vectors, for runs without a seed lexicon (is_induced_seed).
-Reranker bundled_reranker(bool with_corpora, bool seedless = false);
+// With `dictionary`: the models trained with a bilingual dictionary (models/reranker-enfr-dict.txt,
+// reranker-enfr-corpus-dict.txt), for runs with one.
+Reranker bundled_reranker(bool with_corpora, bool seedless = false, bool dictionary = false);
 // The model input.reranker names: the bundled one for kDefaultReranker (with corpora when the table has their
 // features, seedless when the run's seed is induced), else the file. Not to be called for kNoReranker.
 Reranker configured_reranker(const std::string& setting, const FeatureTable& table, bool seedless = false);

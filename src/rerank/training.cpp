@@ -82,7 +82,7 @@ std::vector<std::string> training_provenance(const AlignConfig& config, const Re
                   result.positives, result.gold_pairs, result.candidate_recall)};
   // The files by name and contents (their paths are the machine's), then every option not at its default.
   const InputOptions& input = config.input;
-  const std::pair<const char*, const std::string*> files[] = {{"gold", &options.gold},
+  std::vector<std::pair<const char*, const std::string*>> files = {{"gold", &options.gold},
                                                               {"src_vectors", &input.src_vectors},
                                                               {"tgt_vectors", &input.tgt_vectors},
                                                               {"seed", &input.seed},
@@ -93,6 +93,7 @@ std::vector<std::string> training_provenance(const AlignConfig& config, const Re
                                                               {"src_corpus_vectors", &input.src_corpus_vectors},
                                                               {"tgt_corpus_vectors", &input.tgt_corpus_vectors},
                                                               {"mapping", &config.input.saved_mapping}};
+  for (const std::string& dictionary : input.dictionary) files.emplace_back("dictionary", &dictionary);
   for (const auto& [name, path] : files) {
     if (path->empty()) continue;
     if (name == std::string("seed") && is_induced_seed(*path)) {
