@@ -91,11 +91,11 @@ std::string model_bytes(const ModelSpec& spec) {
   return out;
 }
 
-// `path` gzipped beside it (path + ".gz", zlib level 1 as `gzip -1`); returns that path.
+// `path` gzipped (zlib level 1, as `gzip -1`) into the tests' folder, named after it with ".gz"; returns its path.
 std::string gzipped(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
   const std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  const std::string gz = path + ".gz";
+  const std::string gz = model_temporary(std::filesystem::path(path).filename().string() + ".gz", "");
   gzFile out = gzopen(gz.c_str(), "wb1");
   REQUIRE(out != nullptr);
   REQUIRE(gzwrite(out, bytes.data(), static_cast<unsigned>(bytes.size())) == static_cast<int>(bytes.size()));

@@ -654,8 +654,10 @@ std::optional<int> vector_file_dimension(const std::string& path) {
     }
     std::int32_t numbers[3] = {0, 0, 0};  // a model's magic, version, dimension
     if (head.size() >= sizeof(numbers)) std::memcpy(numbers, head.data(), sizeof(numbers));
-    if (numbers[0] == detail::fasttext_magic)
-      return numbers[2] > 0 ? std::optional<int>(numbers[2]) : std::nullopt;
+    if (numbers[0] == detail::fasttext_magic) {  // a version the reader refuses: the loader says so
+      const bool known = (numbers[1] == 11 || numbers[1] == 12) && numbers[2] > 0;
+      return known ? std::optional<int>(numbers[2]) : std::nullopt;
+    }
     std::string_view text = head;
     strip_utf8_bom(text);
     const auto header_end = text.find('\n');
