@@ -27,7 +27,10 @@
 #      (1,270 x 9,712 terms) with vectors shaped as the organisers' cc.en.300.bin (2M words + 2M n-gram buckets,
 #      d = 300, 7.2 GB a language), with a 2M-word .vec (4.8 GB), and with the .bin and 1.1M-sentence corpora:
 #      wall time and peak memory, beside libfasttext's own loadModel + getWordVector of the same words
-#      (bench_fasttext_reference). Its data (about 26 GB) is made in WORK on first use and kept there.
+#      (bench_fasttext_reference); and the same .vec and .bin gzipped (`gzip -1`, as downloaded), read by the
+#      default build (ISA-L's inflater) and by a build with zlib's (-DTERMALIGN_WITH_ISAL=OFF), each output
+#      compared byte for byte with the uncompressed run's. Its data (about 26 GB, and about 13 GB gzipped) is made
+#      in WORK on first use and kept there.
 # The synthetic .vec files have their rows in unrelated orders (generate_synthetic.py --row-order shuffled): the
 # first rows of the two files are not translations of each other, the case where an unchecked self-learning
 # refinement drifts.
@@ -229,11 +232,25 @@ if [[ $REAL_SIZE == run ]]; then
     "$PY" "$ROOT/bench/generate_synthetic.py" --out "$DR" --src-terms 1270 --tgt-terms 9712 --words 2000000 \
       --dim 300 --seed 1 --bin --buckets 2000000 --corpus-sentences 1100000 2>"$RESULTS/generate-real-size.log"
   fi
-  # real_align NAME EXTENSION RUN [corpora]: the default configuration on the real-size case.
+  # The files as participants download them: gzipped (`gzip -1`), made once from the files above.
+  for file in en.vec fr.vec en.bin fr.bin; do
+    if [[ ! -e $DR/$file.gz ]]; then
+      step "g. gzip -1 $file (first use)"
+      gzip -1 -c "$DR/$file" >"$DR/$file.gz.partial" && mv "$DR/$file.gz.partial" "$DR/$file.gz"
+    fi
+  done
+  # The same CLI with zlib's inflater instead of ISA-L's, for the gzipped inputs side by side.
+  step "g. building termalign with zlib's inflater in $BUILD-zlib"
+  cmake -S "$ROOT" -B "$BUILD-zlib" -DCMAKE_BUILD_TYPE=Release -DTERMALIGN_WITH_ISAL=OFF \
+    -DTERMALIGN_BUILD_TESTS=OFF >/dev/null
+  cmake --build "$BUILD-zlib" -j2 --target termalign >/dev/null
+  # real_align NAME EXTENSION RUN [corpora|zlib]: the default configuration on the real-size case (zlib: the
+  # build with zlib's inflater).
   real_align() {
-    local name=$1 extension=$2 run=$3 corpora=()
+    local name=$1 extension=$2 run=$3 corpora=() program=$TERMALIGN
     [[ ${4:-} == corpora ]] && corpora=(--src-corpus "$DR/corpus-en.txt" --tgt-corpus "$DR/corpus-fr.txt")
-    /usr/bin/time -v -o "$RESULTS/$name.time.$run" "$TERMALIGN" align --src-vectors "$DR/en.$extension" \
+    [[ ${4:-} == zlib ]] && program=$BUILD-zlib/termalign
+    /usr/bin/time -v -o "$RESULTS/$name.time.$run" "$program" align --src-vectors "$DR/en.$extension" \
       --tgt-vectors "$DR/fr.$extension" --seed "$DR/seed-en-fr.txt" --src-terms "$DR/terms-en.txt" \
       --tgt-terms "$DR/terms-fr.txt" "${corpora[@]}" --out "$DR/$name.tsv" --threads 2 2>"$RESULTS/$name.log"
     "$TERMALIGN" evaluate --gold "$DR/terms-en-fr.txt" --pred "$DR/$name.tsv" --src-terms "$DR/terms-en.txt" \
@@ -245,9 +262,18 @@ if [[ $REAL_SIZE == run ]]; then
     real_align real-bin bin "$run"
     real_align real-vec vec "$run"
     real_align real-corpora bin "$run" corpora
+    real_align real-vec-gz vec.gz "$run"
+    real_align real-vec-gz-zlib vec.gz "$run" zlib
+    real_align real-bin-gz bin.gz "$run"
+    real_align real-bin-gz-zlib bin.gz "$run" zlib
     /usr/bin/time -v -o "$RESULTS/real-fasttext.time.$run" "$BUILD/bench_fasttext_reference" "$DR/en.bin" 20000 \
       "$DR/terms-en.txt" >"$RESULTS/real-fasttext.txt.$run"
   done
+  # The gzipped inputs' outputs against the uncompressed ones' (apart from f's comparisons).
+  for pair in "real-vec real-vec-gz" "real-vec real-vec-gz-zlib" "real-bin real-bin-gz" "real-bin real-bin-gz-zlib"; do
+    read -r plain gz <<<"$pair"
+    if cmp -s "$DR/$plain.tsv" "$DR/$gz.tsv"; then echo "$plain $gz identical"; else echo "$plain $gz DIFFERENT"; fi
+  done >"$RESULTS/identical-gz.txt"
 fi
 echo "load_end=$(cut -d' ' -f1-3 /proc/loadavg)" >>"$RESULTS/machine.txt"
 fi
@@ -427,7 +453,10 @@ lines += ["", "Fastest of the runs each (20k: the default precision's runs of b 
 
 real = None
 if machine.get("real_size", "skip") == "run":
-    real = {name: timed(name) for name in ("real-bin", "real-vec", "real-corpora", "real-fasttext")}
+    real = {name: timed(name) for name in ("real-bin", "real-vec", "real-corpora", "real-fasttext", "real-vec-gz",
+                                           "real-vec-gz-zlib", "real-bin-gz", "real-bin-gz-zlib")}
+    gz_identical = all(line.endswith(" identical") for line in open(f"{results}/identical-gz.txt").read().split("\n")
+                       if line)
     reference_line = open(sorted(glob.glob(f"{results}/real-fasttext.txt.*"))[-1]).read().strip()
     lines += ["", "## g. The inputs participants really have: real-size vectors, default configuration, 2 threads", "",
               "BUCC test-size lists (1,270 x 9,712 terms, 1,016 gold pairs); vectors shaped as the organisers' "
@@ -446,8 +475,16 @@ if machine.get("real_size", "skip") == "run":
               f"| `align`, .bin both sides, with the corpora | {real['real-corpora'][0]:.1f} | "
               f"{real['real-corpora'][1]:.0f} | {ap('real-corpora'):.4f} |",
               f"| libfasttext `loadModel` + `getWordVector` of the same words, one .bin (bench_fasttext_reference) | "
-              f"{real['real-fasttext'][0]:.1f} | {real['real-fasttext'][1]:.0f} | |", "",
-              f"The reference printed: `{reference_line}`."]
+              f"{real['real-fasttext'][0]:.1f} | {real['real-fasttext'][1]:.0f} | |"]
+    for name, what in (("real-vec-gz", ".vec.gz both sides (gzip -1), igzip"),
+                       ("real-vec-gz-zlib", ".vec.gz both sides, zlib"),
+                       ("real-bin-gz", ".bin.gz both sides (gzip -1), igzip"),
+                       ("real-bin-gz-zlib", ".bin.gz both sides, zlib")):
+        lines.append(f"| `align`, {what} | {real[name][0]:.1f} | {real[name][1]:.0f} | {ap(name):.4f} |")
+    lines += ["", "The gzipped files are inflated a block at a time as they are read, both sides at once (igzip: "
+              "ISA-L's inflater, the default where libisal-dev is installed; zlib: the build with "
+              "-DTERMALIGN_WITH_ISAL=OFF); their outputs are compared byte for byte with the uncompressed runs' "
+              "(below).", "", f"The reference printed: `{reference_line}`."]
 
 met = lambda ok: "met" if ok else "**not met**"
 worst_ratio = min(ratios.values())
@@ -478,6 +515,13 @@ if large is not None:
 if real is not None:
     lines += [f"| real size, .bin both sides: peak < 1 GiB and wall < 10 s | {real['real-bin'][1]:.0f} MiB, "
               f"{real['real-bin'][0]:.1f} s | {met(real['real-bin'][1] < 1024 and real['real-bin'][0] < 10)} |"]
+    for name, plain, what, seconds in (("real-vec-gz", "real-vec", ".vec.gz", 20),
+                                       ("real-bin-gz", "real-bin", ".bin.gz", 30)):
+        same = f"{plain} {name} identical" in open(f"{results}/identical-gz.txt").read().splitlines()
+        lines.append(f"| real size, {what} both sides: peak < 1 GiB, wall <= {seconds} s, output identical to the "
+                     f"uncompressed run's | {real[name][1]:.0f} MiB, {real[name][0]:.1f} s (zlib: "
+                     f"{real[name + '-zlib'][0]:.1f} s), {'identical' if same else 'DIFFERENT'} | "
+                     f"{met(real[name][1] < 1024 and real[name][0] <= seconds and same)} |")
 all_identical = all(verdict == "identical" for verdict in identical.values())
 lines += [f"| bf16 both CSLS passes >= 1.7x fp32, n = 10k and 40k | {pass_speedups[10000]:.2f}x, "
           f"{pass_speedups[40000]:.2f}x | {met(min(pass_speedups[10000], pass_speedups[40000]) >= 1.7)} |"]
@@ -527,6 +571,11 @@ if readme != "none":
                      f"{real['real-vec'][1]:.0f} MiB / {real['real-corpora'][0]:.1f} s, "
                      f"{real['real-corpora'][1]:.0f} MiB | libfasttext `loadModel` + `getWordVector`, one .bin: "
                      f"{real['real-fasttext'][0]:.1f} s, {real['real-fasttext'][1]:.0f} MiB |")
+        block.append(f"| the same, as downloaded: .vec.gz / .bin.gz (gzip -1) both sides, inflated by igzip (ISA-L) | "
+                     f"{real['real-vec-gz'][0]:.1f} s, {real['real-vec-gz'][1]:.0f} MiB / "
+                     f"{real['real-bin-gz'][0]:.1f} s, {real['real-bin-gz'][1]:.0f} MiB; outputs "
+                     f"{'identical to' if gz_identical else '**DIFFERENT** from'} the uncompressed runs' | zlib: {real['real-vec-gz-zlib'][0]:.1f} s / "
+                     f"{real['real-bin-gz-zlib'][0]:.1f} s |")
     block.append(f"| bf16 tiles (the default precision here) against fp32: both passes n = 10k / 40k; `align` 20k "
                  f"plain / default{'; 130k plain / default' if large is not None else ''} | "
                  f"{pass_speedups[10000]:.2f}x / {pass_speedups[40000]:.2f}x faster; "

@@ -140,6 +140,25 @@ TEST_CASE("a truncated or corrupt .vec.gz is an input error naming the file", "[
   std::ofstream(forged_size, std::ios::binary) << forged;
   CHECK_THROWS_WITH(load_embeddings(forged_size),
                     Catch::StartsWith(forged_size + ": corrupt gzip file") && Catch::Contains("length"));
+  std::string bad_crc = whole;
+  bad_crc[bad_crc.size() - 8] = static_cast<char>(bad_crc[bad_crc.size() - 8] ^ 1);  // the trailer's CRC-32
+  const std::string crc = dir + "/crc.vec.gz";
+  std::ofstream(crc, std::ios::binary) << bad_crc;
+  CHECK_THROWS_WITH(load_embeddings(crc),
+                    Catch::StartsWith(crc + ": corrupt gzip file") && Catch::Contains("CRC"));
+  // Two members one after the other (`cat a.gz b.gz`) are one text.
+  const std::string text_whole = read_file(kModels + "en.vec");
+  const std::size_t half = text_whole.find('\n', text_whole.size() / 2) + 1;
+  std::ofstream(dir + "/first.vec", std::ios::binary) << text_whole.substr(0, half);
+  std::ofstream(dir + "/second.vec", std::ios::binary) << text_whole.substr(half);
+  gzip_file(dir + "/first.vec", dir + "/first.vec.gz");
+  gzip_file(dir + "/second.vec", dir + "/second.vec.gz");
+  std::ofstream(dir + "/members.vec.gz", std::ios::binary)
+      << read_file(dir + "/first.vec.gz") << read_file(dir + "/second.vec.gz");
+  const Embeddings members = load_embeddings(dir + "/members.vec.gz");
+  const Embeddings plain = load_embeddings(kModels + "en.vec");
+  CHECK(members.words == plain.words);
+  CHECK((members.vectors.array() == plain.vectors.array()).all());
   // An error inside the text names its line, as for a .vec.
   std::string text = read_file(kModels + "en.vec");
   const auto third_line = text.find('\n', text.find('\n') + 1) + 1;

@@ -3,6 +3,7 @@
 #include <fasttext/densematrix.h>
 #include <fasttext/dictionary.h>
 #include <fasttext/fasttext.h>
+#include <zlib.h>
 
 #include <catch2/catch.hpp>
 #include <cstring>
@@ -12,6 +13,7 @@
 #include <sstream>
 
 #include "io/fasttext_model_file.h"
+#include "pipeline/stages.h"
 #include "termalign/embeddings.h"
 #include "termalign/error.h"
 #include "util/parallel.h"
@@ -41,7 +43,9 @@ void put(std::string& out, T value) {
 struct ModelSpec {
   std::int32_t version = 12, model = 2, dim = 5, bucket = 400, minn = 3, maxn = 6;
   std::vector<std::string> words;
-  bool pruned = false;  // keep every third bucket, through a pruned n-gram index
+  std::vector<std::string> labels;  // a supervised model's, after the words; the output matrix has their rows
+  bool pruned = false;              // keep every third bucket, through a pruned n-gram index
+  bool empty_index = false;         // a pruned n-gram index of no entry (no n-gram has a row)
   std::uint32_t seed = 1;
 };
 
@@ -53,21 +57,23 @@ std::string model_bytes(const ModelSpec& spec) {
     put(out, argument);
   put(out, 1e-4);
   const auto words = static_cast<std::int32_t>(spec.words.size());
+  const auto labels = static_cast<std::int32_t>(spec.labels.size());
   std::vector<std::pair<std::int32_t, std::int32_t>> pruned;
   if (spec.pruned) {
     for (std::int32_t ngram = 0; ngram < spec.bucket; ngram += 3)
       pruned.emplace_back(ngram, static_cast<std::int32_t>(pruned.size()));
   }
+  const bool indexed = spec.pruned || spec.empty_index;
+  put(out, words + labels);
   put(out, words);
-  put(out, words);
-  put<std::int32_t>(out, 0);
+  put(out, labels);
   put<std::int64_t>(out, 1000);
-  put<std::int64_t>(out, spec.pruned ? static_cast<std::int64_t>(pruned.size()) : -1);
-  for (std::int32_t id = 0; id < words; ++id) {
-    out += spec.words[id];
+  put<std::int64_t>(out, indexed ? static_cast<std::int64_t>(pruned.size()) : -1);
+  for (std::int32_t id = 0; id < words + labels; ++id) {
+    out += id < words ? spec.words[id] : spec.labels[id - words];
     out += '\0';
     put<std::int64_t>(out, 100 - id);
-    put<std::int8_t>(out, 0);
+    put<std::int8_t>(out, id < words ? 0 : 1);
   }
   for (const auto& [ngram, row] : pruned) {
     put(out, ngram);
@@ -75,8 +81,8 @@ std::string model_bytes(const ModelSpec& spec) {
   }
   std::mt19937 random(spec.seed);
   std::uniform_real_distribution<float> value(-1.0f, 1.0f);
-  const std::int64_t input_rows = words + (spec.pruned ? static_cast<std::int64_t>(pruned.size()) : spec.bucket);
-  for (const std::int64_t rows : {input_rows, std::int64_t{words}}) {
+  const std::int64_t input_rows = words + (indexed ? static_cast<std::int64_t>(pruned.size()) : spec.bucket);
+  for (const std::int64_t rows : {input_rows, std::int64_t{labels > 0 ? labels : words}}) {
     put<std::uint8_t>(out, 0);
     put<std::int64_t>(out, rows);
     put<std::int64_t>(out, spec.dim);
@@ -85,7 +91,30 @@ std::string model_bytes(const ModelSpec& spec) {
   return out;
 }
 
+// `path` gzipped (zlib level 1, as `gzip -1`) into the tests' folder, named after it with ".gz"; returns its path.
+std::string gzipped(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  const std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  const std::string gz = model_temporary(std::filesystem::path(path).filename().string() + ".gz", "");
+  gzFile out = gzopen(gz.c_str(), "wb1");
+  REQUIRE(out != nullptr);
+  REQUIRE(gzwrite(out, bytes.data(), static_cast<unsigned>(bytes.size())) == static_cast<int>(bytes.size()));
+  REQUIRE(gzclose(out) == Z_OK);
+  return gz;
+}
+
 std::vector<float> as_vector(const float* data, int size) { return {data, data + size}; }
+
+// The message of the input error loading the model `path` gives ("no error" when it loads).
+std::string input_error_of(const std::string& path) {
+  try {
+    termalign::load_fasttext_bin(path);
+  } catch (const termalign::Error& error) {
+    CHECK(error.kind() == termalign::ErrorKind::input);
+    return std::string(error.what());
+  }
+  return std::string("no error");
+}
 
 // fastText's own code for one word's vector: Dictionary::getSubwords, DenseMatrix rows added into a Vector, mul
 // by 1.0 / count, as FastText::getWordVector does. It takes pruned models, which FastText::loadModel refuses.
@@ -172,6 +201,27 @@ void check_against_reference(const std::string& path, const std::vector<std::str
     }
   }
   CHECK((with_vector > 0) == ngrams);
+
+  // The same model gzipped, read in one pass: the same vectors, and the subword vectors of the words asked for.
+  LoadOptions options;
+  options.restrict_words = true;
+  options.most_frequent = in_vocabulary.size();
+  const std::vector<std::string> unknown = unknown_words(300, 9);
+  options.wanted.insert(unknown.begin(), unknown.end());
+  const Embeddings streamed = termalign::load_embeddings(gzipped(path), options);
+  REQUIRE(streamed.words == embeddings.words);
+  CHECK((streamed.vectors.array() == embeddings.vectors.array()).all());
+  for (const std::string& word : unknown) {
+    INFO("unknown word '" << word << "' of the gzipped model");
+    if (streamed.row(word)) continue;
+    const std::vector<float> expected = reference.word_vector(word);
+    termalign::RowVector vector;
+    if (streamed.subword_vector(word, vector)) {
+      CHECK(as_vector(vector.data(), static_cast<int>(vector.size())) == expected);
+    } else {
+      CHECK(expected == std::vector<float>(expected.size(), 0.0f));
+    }
+  }
 }
 
 const std::vector<std::string> kWords = {"</s>",
@@ -232,6 +282,21 @@ TEST_CASE("the .bin reader gives libfasttext's vectors for other n-gram lengths,
   spec.version = 11;
   spec.model = 3;  // a version 11 supervised model: no n-grams
   cases.push_back({"version 11, supervised", spec, true, false});
+  // fastText compares n-gram lengths, a size_t, with the int minn and maxn: -1 is the largest size_t.
+  spec.version = 12;
+  spec.model = 2;
+  spec.minn = 2;
+  spec.maxn = -1;
+  cases.push_back({"maxn -1: every length from minn", spec, true});
+  spec.minn = -1;
+  spec.maxn = 4;
+  cases.push_back({"minn -1: no n-gram", spec, true, false});
+  // A supervised model with labels and no n-grams, as `fasttext supervised` writes by default.
+  spec.model = 3;
+  spec.minn = spec.maxn = 0;
+  spec.bucket = 0;
+  spec.labels = {"__label__a", "__label__b"};
+  cases.push_back({"supervised, two labels, no bucket", spec, true, false});
   for (const Case& test : cases) {
     INFO(test.name);
     const std::string path = model_temporary("generated.bin", model_bytes(test.spec));
@@ -275,14 +340,7 @@ TEST_CASE("a corrupt .bin gets an error naming the file and what is wrong", "[em
   spec.words = kWords;
   const std::string good = model_bytes(spec);
   const auto error_of = [](const std::string& name, const std::string& bytes) {
-    const std::string path = model_temporary(name, bytes);
-    try {
-      termalign::load_fasttext_bin(path);
-    } catch (const termalign::Error& error) {
-      CHECK(error.kind() == termalign::ErrorKind::input);
-      return std::string(error.what());
-    }
-    return std::string("no error");
+    return input_error_of(model_temporary(name, bytes));
   };
   // The quantization flag of the input matrix follows the dictionary.
   const std::size_t input_flag = good.size() - (2 * 17 + (kWords.size() * 2 + 400) * 5 * 4);
@@ -313,6 +371,13 @@ TEST_CASE("a corrupt .bin gets an error naming the file and what is wrong", "[em
   no_bucket.bucket = 0;  // n-grams of 3 to 6 characters, but no row for them
   CHECK_THAT(error_of("no-bucket.bin", model_bytes(no_bucket)),
              Catch::Contains("no-bucket.bin: corrupt fastText model: character n-grams but no bucket"));
+
+  // The same with an empty pruned index: fastText hashes the n-grams modulo the bucket count before it looks
+  // them up in the index, and divides by zero.
+  no_bucket.empty_index = true;
+  CHECK_THAT(error_of("no-bucket-pruned.bin", model_bytes(no_bucket)),
+             Catch::Contains("no-bucket-pruned.bin: corrupt fastText model: character n-grams but no bucket") &&
+                 Catch::Contains("modulo 0"));
 
   ModelSpec pruned = spec;
   pruned.pruned = true;
@@ -348,4 +413,57 @@ TEST_CASE("loading stops with a resources error when the kept vectors exceed the
   }
   limit.reset();
   CHECK(termalign::load_embeddings(bin).size() == kWords.size());
+}
+
+TEST_CASE("the two sides share one memory budget, and their dimensions are compared first", "[embeddings]") {
+  ModelSpec spec;
+  spec.words = kWords;
+  const std::string bin = model_temporary("budget.bin", model_bytes(spec));
+  const std::size_t one_side = kWords.size() * static_cast<std::size_t>(spec.dim) * sizeof(float);
+  struct Limit {
+    explicit Limit(std::size_t bytes) { termalign::set_memory_limit(bytes); }
+    ~Limit() { termalign::set_memory_limit(std::nullopt); }
+  };
+  {
+    const Limit limit(one_side + one_side / 2);  // room for one side, not for two
+    LoadOptions options;
+    CHECK(termalign::load_embeddings(bin, options).size() == kWords.size());
+    CHECK(termalign::load_embeddings(bin, options).size() == kWords.size());  // each load alone fits
+    options.shared_charge = std::make_shared<std::atomic<std::size_t>>(0);
+    termalign::load_embeddings(bin, options);
+    try {
+      termalign::load_embeddings(bin, options);
+      FAIL("no error");
+    } catch (const termalign::Error& error) {
+      CHECK(error.kind() == termalign::ErrorKind::resources);
+      CHECK_THAT(error.what(), Catch::Contains("beside the other side's"));
+    }
+    Embeddings source, target;
+    CHECK_THROWS_WITH(termalign::pipeline::load_pair(bin, bin, {}, {}, nullptr, source, target),
+                      Catch::Contains("beside the other side's"));
+  }
+  // A target of another dimension whose body is broken: the headers' mismatch is what is reported.
+  const std::string vec = model_temporary("other-dim.vec", "2 7\nun 1 2 3 4 5 6 7\ndeux 1 2 x\n");
+  Embeddings source, target;
+  CHECK_THROWS_WITH(termalign::pipeline::load_pair(bin, vec, {}, {}, nullptr, source, target),
+                    Catch::Contains("the vectors have dimension 7 but the source vectors") &&
+                        Catch::Contains("have dimension 5"));
+}
+
+TEST_CASE("a gzipped model cut short or with a bad CRC is an input error naming the file", "[embeddings]") {
+  ModelSpec spec;
+  spec.words = kWords;
+  const std::string gz = gzipped(model_temporary("whole.bin", model_bytes(spec)));
+  std::ifstream in(gz, std::ios::binary);
+  const std::string whole((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  const auto error_of = input_error_of;
+  for (const std::size_t kept : {whole.size() / 10, whole.size() / 2, whole.size() - 12}) {
+    INFO("cut after " << kept << " of " << whole.size() << " bytes");
+    const std::string cut = model_temporary("cut.bin.gz", whole.substr(0, kept));
+    CHECK_THAT(error_of(cut), Catch::StartsWith(cut + ": truncated"));
+  }
+  std::string bad_crc = whole;
+  bad_crc[bad_crc.size() - 8] = static_cast<char>(bad_crc[bad_crc.size() - 8] ^ 1);  // the trailer's CRC-32
+  const std::string crc = model_temporary("crc.bin.gz", bad_crc);
+  CHECK_THAT(error_of(crc), Catch::StartsWith(crc + ": corrupt gzip file") && Catch::Contains("CRC"));
 }

@@ -280,6 +280,8 @@ TEST_CASE("robustness: a .vec whose header announces a huge dimension", "[robust
   const Scratch scratch("vec-huge-dim");
   AlignRun run;
   run.src_vectors = scratch.write("en.vec", "2 700000002\nthe 0.5 0.25\nof 0.5 0.25\n");
+  // The same header on both sides, or the headers' mismatch is reported before either file is read.
+  run.tgt_vectors = scratch.write("fr.vec", "2 700000002\nle 0.5 0.25\nde 0.5 0.25\n");
   check_rejected(scratch, run, 3, {run.src_vectors + ":2: expected 700000002 values after the word, found 2"});
 }
 
@@ -329,6 +331,7 @@ TEST_CASE("robustness: a truncated .bin", "[robustness]") {
   AlignRun run;
   const std::string model = read_bytes(kModels + "en.bin");
   run.src_vectors = scratch.write("en.bin", model.substr(0, model.size() / 2));
+  run.tgt_vectors = kModels + "fr.bin";  // of the same dimension: the headers agree
   check_rejected(scratch, run, 3, {run.src_vectors + ": truncated fastText model: the file ends inside the"});
 }
 

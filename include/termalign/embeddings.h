@@ -2,6 +2,7 @@
 #pragma once
 
 #include <Eigen/Core>
+#include <atomic>
 #include <cstddef>
 #include <memory>
 #include <mutex>
@@ -56,24 +57,33 @@ struct LoadOptions {
   // .vec parsing: the file is cut at line ends into pieces of about this many bytes, parsed in parallel;
   // 0 = automatic (a few MB). Tests use tiny pieces so that small files cross many borders.
   std::size_t chunk_bytes = 0;
+  // The bytes of vectors the loads of one run have kept so far, shared by its two sides so that together they stay
+  // within the memory limit (memory_limit() in util/resources.h) with the scoring; null: this load alone.
+  std::shared_ptr<std::atomic<std::size_t>> shared_charge;
 };
 
 // .vec text: header "count dim", then "word v1 ... vdim" per line. Errors name the file and line: a bad header,
 // a row with the wrong number of values, a value that is not a finite number, a duplicate word, fewer rows than
-// the header announced, invalid UTF-8 in a word. A gzip file (.vec.gz, told by its magic number) is decompressed
-// by zlib and parsed alike: the same vectors, the same errors (lines of the decompressed text); a truncated or
-// corrupt gzip file is an input error.
+// the header announced, invalid UTF-8 in a word. A gzip file (.vec.gz, told by its magic number) is inflated and
+// parsed a block at a time, never held whole: the same vectors, the same errors (lines of the decompressed
+// text); a truncated or corrupt gzip file (a bad CRC or length included) is an input error.
 Embeddings load_vec(const std::string& path, const LoadOptions& options = {});
 
 // .vec text of `words` and their rows (header "count dim"; each value the shortest text that reads back to the
 // same float), formatted on `threads` threads.
 std::string format_vec(const std::vector<std::string>& words, const Matrix& vectors, int threads = 1);
 
-// fastText .bin model through libfasttext: the in-vocabulary words' vectors (getWordVector) and the model, kept
-// for the out-of-vocabulary words. A file that is not a fastText model, or a truncated one, is an input error.
+// fastText .bin model: the in-vocabulary words' vectors (as getWordVector, bit for bit) and the model, kept for
+// the out-of-vocabulary words. A gzipped model (.bin.gz) is read in one pass, keeping the rows of the kept words
+// and of `wanted`'s (whose subword vectors are then available; other words' are not). A file that is not a
+// fastText model, a truncated or damaged one, is an input error.
 Embeddings load_fasttext_bin(const std::string& path, const LoadOptions& options = {});
 
-// Chooses by content: a fastText model's magic number means .bin, anything else is read as .vec.
+// The dimension a vector file's header announces (.vec, .bin, either gzipped), read without loading the file:
+// nullopt when it cannot be told (not a file, a header the loader will report as bad).
+std::optional<int> vector_file_dimension(const std::string& path);
+
+// Chooses by content: a fastText model's magic number means .bin (gzipped or not), anything else is read as .vec.
 Embeddings load_embeddings(const std::string& path, const LoadOptions& options = {});
 
 // Each distinct load (the file and the LoadOptions that decide which of its words are kept) is read once; later

@@ -20,8 +20,8 @@ namespace {
 // built, so a new option cannot go without).
 const std::map<std::string, std::string>& option_help() {
   static const std::map<std::string, std::string> help = {
-      {"src-vectors", "Required: source-language vectors (.vec, .vec.gz or fastText .bin)"},
-      {"tgt-vectors", "Required: target-language vectors (.vec, .vec.gz or fastText .bin)"},
+      {"src-vectors", "Required: source-language vectors (.vec or fastText .bin, either gzipped)"},
+      {"tgt-vectors", "Required: target-language vectors (.vec or fastText .bin, either gzipped)"},
       {"seed",
        "Required (unless --mapping or --data-dir): seed lexicon, src<TAB>tgt (e.g. a MUSE dictionary), or one "
        "induced from the vectors: 'identical' (the words written alike in both vocabularies), 'transliterated' "

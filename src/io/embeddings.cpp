@@ -1,21 +1,24 @@
 #include "termalign/embeddings.h"
 
 #include <spdlog/fmt/fmt.h>
-#include <zlib.h>
 
 #include <algorithm>
 #include <charconv>
 #include <chrono>
 #include <cstdint>
 #include <cstring>
+#include <deque>
+#include <filesystem>
 #include <fstream>
 #include <functional>
+#include <future>
 #include <iterator>
 #include <string_view>
 #include <unordered_set>
 
 #include "io/fasttext_model_file.h"
 #include "io/float_field.h"
+#include "io/gzip_stream.h"
 #include "io/io.h"
 #include "io/mapped_file.h"
 #include "termalign/error.h"
@@ -56,7 +59,7 @@ std::optional<std::size_t> Embeddings::row_any_case(const std::string& word) con
 bool Embeddings::subword_vector(const std::string& word, RowVector& out) const {
   if (!subwords) return false;
   RowVector vector(subwords->dim());
-  subwords->word_vector(word, vector.data());
+  if (!subwords->word_vector(word, vector.data())) return false;
   if ((vector.array() == 0.0f).all()) return false;
   out = std::move(vector);
   return true;
@@ -231,6 +234,50 @@ void log_loaded(const Embeddings& embeddings, std::size_t total, Clock::time_poi
                 embeddings.dim(), seconds);
 }
 
+// Places the chunks after `total_rows` rows (`kept_rows` of them kept), both updated: their file lines, the most
+// frequent rows kept, their first matrix rows.
+void place_chunks(std::vector<Chunk>& chunks, const LoadOptions& options, std::size_t& total_rows,
+                  std::size_t& kept_rows) {
+  for (Chunk& chunk : chunks) {
+    chunk.first_line = 2 + total_rows;
+    if (chunk.error.line > 0) chunk.error.line += chunk.first_line - 1;
+    if (options.restrict_words && total_rows < options.most_frequent) {
+      const std::size_t frequent = std::min(options.most_frequent - total_rows, chunk.kept.size());
+      std::fill_n(chunk.kept.begin(), frequent, 1);
+    }
+    chunk.first_kept_row = kept_rows;
+    total_rows += chunk.words.size();
+    kept_rows += static_cast<std::size_t>(std::count(chunk.kept.begin(), chunk.kept.end(), 1));
+  }
+}
+
+// The first duplicate word of the chunks, in file order, into first_error (unless it holds an error);
+// first_lines: each word seen (in these chunks or before) -> its line.
+void find_duplicates(const std::vector<Chunk>& chunks,
+                     std::unordered_map<std::string_view, std::size_t>& first_lines, LineError& first_error) {
+  for (const Chunk& chunk : chunks) {
+    for (std::size_t index = 0; index < chunk.words.size() && first_error.line == 0; ++index) {
+      const auto inserted = first_lines.emplace(chunk.words[index], chunk.first_line + index);
+      if (!inserted.second && !chunk.words[index].empty()) {
+        first_error = {chunk.first_line + index, "duplicate word " + quoted(chunk.words[index]) +
+                                                     " (first at line " + std::to_string(inserted.first->second) +
+                                                     ")"};
+      }
+    }
+  }
+}
+
+// The chunks' kept words appended to the embeddings' words and index.
+void index_kept_words(const std::vector<Chunk>& chunks, Embeddings& embeddings) {
+  for (const Chunk& chunk : chunks) {
+    for (std::size_t index = 0; index < chunk.words.size(); ++index) {
+      if (!chunk.kept[index]) continue;
+      embeddings.rows.emplace(std::string(chunk.words[index]), embeddings.words.size());
+      embeddings.words.emplace_back(chunk.words[index]);
+    }
+  }
+}
+
 // The text of a .vec file, parsed on the threads. `prefault` maps a piece of it before it is read and `release`
 // drops a piece read (a memory map's pages: the file is read twice, a piece at a time, and never resident as a
 // whole beside the vectors), or they do nothing.
@@ -258,24 +305,13 @@ Embeddings parse_vec_text(const std::string& path, std::string_view contents,
 
   // Place the chunks: file lines, the most frequent rows, matrix rows; then look for duplicates in file order.
   std::size_t total_rows = 0, kept_rows = 0;
-  for (Chunk& chunk : chunks) {
-    chunk.first_line = 2 + total_rows;
-    if (chunk.error.line > 0) chunk.error.line += chunk.first_line - 1;
-    if (options.restrict_words && total_rows < options.most_frequent) {
-      const std::size_t frequent = std::min(options.most_frequent - total_rows, chunk.kept.size());
-      std::fill_n(chunk.kept.begin(), frequent, 1);
-    }
-    chunk.first_kept_row = kept_rows;
-    total_rows += chunk.words.size();
-    kept_rows += static_cast<std::size_t>(std::count(chunk.kept.begin(), chunk.kept.end(), 1));
-  }
+  place_chunks(chunks, options, total_rows, kept_rows);
   // A valid row holds dim values and dim separators, so at least 2 dim bytes. When the body is too short for
   // that, some row is malformed: the rows are only checked, to report the first bad line, and the matrix (which
   // a header announcing a huge dimension would make huge) is never allocated.
   const bool plausible = kept_rows <= contents.size() / (2 * static_cast<std::size_t>(header.dim));
-  if (plausible) {
-    guard_loading_memory(path, kept_rows, static_cast<std::size_t>(header.dim));
-  }
+  std::size_t charged = 0;
+  if (plausible) guard_loading_memory(path, kept_rows, static_cast<std::size_t>(header.dim), options, charged);
   Embeddings embeddings;
   embeddings.path = path;
   if (plausible)
@@ -286,16 +322,7 @@ Embeddings parse_vec_text(const std::string& path, std::string_view contents,
   const auto check_and_index_words = [&] {
     std::unordered_map<std::string_view, std::size_t> first_lines;
     first_lines.reserve(total_rows);
-    for (const Chunk& chunk : chunks) {
-      for (std::size_t index = 0; index < chunk.words.size() && first_error.line == 0; ++index) {
-        const auto inserted = first_lines.emplace(chunk.words[index], chunk.first_line + index);
-        if (!inserted.second && !chunk.words[index].empty()) {
-          first_error = {chunk.first_line + index, "duplicate word " + quoted(chunk.words[index]) +
-                                                       " (first at line " +
-                                                       std::to_string(inserted.first->second) + ")"};
-        }
-      }
-    }
+    find_duplicates(chunks, first_lines, first_error);
     if (total_rows > header.words) {
       keep_first(first_error, header.words + 2,
                  "more rows than the " + std::to_string(header.words) + " the header announces");
@@ -307,13 +334,7 @@ Embeddings parse_vec_text(const std::string& path, std::string_view contents,
     if (first_error.line > 0 || !plausible) return;  // an error follows: no index needed
     embeddings.words.reserve(kept_rows);
     embeddings.rows.reserve(kept_rows);
-    for (const Chunk& chunk : chunks) {
-      for (std::size_t index = 0; index < chunk.words.size(); ++index) {
-        if (!chunk.kept[index]) continue;
-        embeddings.rows.emplace(std::string(chunk.words[index]), embeddings.words.size());
-        embeddings.words.emplace_back(chunk.words[index]);
-      }
-    }
+    index_kept_words(chunks, embeddings);
   };
   Progress progress(path + ": rows read", total_rows);  // a line every few seconds while a large file loads
   parallel_for_alongside(
@@ -337,83 +358,132 @@ Embeddings parse_vec_text(const std::string& path, std::string_view contents,
   return embeddings;
 }
 
-// The whole decompressed text of a gzip file, inflated by zlib in blocks into one buffer.
-std::string gunzip(const std::string& path) {
-  const detail::MappedFile file(path);
-  const std::string_view compressed = file.contents();
-  file.prefault(compressed);
-  z_stream stream{};
-  // 16 + MAX_WBITS: a gzip header and trailer, checked; several concatenated members are read one after another.
-  if (inflateInit2(&stream, 16 + MAX_WBITS) != Z_OK) throw_input_error(path, 0, "zlib cannot start inflating");
-  std::string text;
-  // The gzip trailer's size (modulo 4 GiB) as a first guess of the room needed, believed only up to deflate's
-  // largest ratio (about 1032:1): the trailer is whatever the file says, and a damaged 60-byte file claimed 2.5
-  // GB.
-  if (compressed.size() >= 18) {
-    constexpr std::size_t kMaxDeflateRatio = 1032;
-    std::uint32_t size = 0;
-    std::memcpy(&size, compressed.data() + compressed.size() - 4, 4);
-    text.reserve(std::min(std::max<std::size_t>(size, compressed.size()), kMaxDeflateRatio * compressed.size()));
-  }
-  stream.next_in = reinterpret_cast<Bytef*>(const_cast<char*>(compressed.data()));
-  std::size_t remaining_in = compressed.size();
-  constexpr std::size_t kBlock = std::size_t{1} << 22;
-  int status = Z_OK;
-  std::size_t produced = 0;
-  while (true) {
-    try {
-      throw_if_interrupted();  // a large .vec.gz inflates for tens of seconds
-    } catch (...) {
-      inflateEnd(&stream);
-      throw;
-    }
-    if (stream.avail_in == 0 && remaining_in > 0) {
-      stream.avail_in = static_cast<uInt>(std::min<std::size_t>(remaining_in, UINT32_MAX / 2));
-      remaining_in -= stream.avail_in;
-    }
-    if (text.size() < produced + kBlock) text.resize(produced + kBlock);
-    stream.next_out = reinterpret_cast<Bytef*>(text.data() + produced);
-    stream.avail_out = static_cast<uInt>(kBlock);
-    status = inflate(&stream, Z_NO_FLUSH);
-    produced += kBlock - stream.avail_out;
-    if (status == Z_STREAM_END) {
-      if (stream.avail_in == 0 && remaining_in == 0) break;
-      inflateReset(&stream);  // another gzip member follows
-      continue;
-    }
-    if (status != Z_OK && status != Z_BUF_ERROR) break;
-    if (status == Z_BUF_ERROR && stream.avail_in == 0 && remaining_in == 0) break;
-  }
-  const std::string message = stream.msg ? stream.msg : "";
-  inflateEnd(&stream);
-  if (status != Z_STREAM_END) {
-    throw_input_error(path, 0,
-                      status == Z_BUF_ERROR
-                          ? "truncated gzip file (it ends inside the compressed data)"
-                          : "corrupt gzip file: " +
-                                (message.empty() ? std::string("zlib error ") + std::to_string(status) : message));
-  }
-  text.resize(produced);
-  return text;
-}
+// The decompressed text of a gzip file in blocks of about kBlockBytes, each cut after its last line end (the rest
+// starts the next block): the next block is inflated on a thread of its own while the caller parses this one.
+class GzipBlocks {
+ public:
+  static constexpr std::size_t kBlockBytes = std::size_t{16} << 20;
 
-bool has_gzip_magic(const std::string& path) {
-  std::ifstream stream(path, std::ios::binary);
-  unsigned char magic[2] = {0, 0};
-  return stream.read(reinterpret_cast<char*>(magic), 2) && magic[0] == 0x1f && magic[1] == 0x8b;
+  explicit GzipBlocks(const std::string& path) : stream_(path) { inflate_next(); }
+
+  // The next block into `block` (its first line starts a line of the file); false at the end of the text.
+  bool next(std::string& block) {
+    block = std::move(carry_);
+    carry_.clear();
+    while (!ended_) {
+      std::string inflated = inflated_.get();
+      ended_ = inflated.size() < kBlockBytes;
+      if (!ended_) inflate_next();
+      block += inflated;
+      if (ended_) break;
+      const auto last_newline = block.rfind('\n');
+      if (last_newline != std::string::npos) {
+        carry_.assign(block, last_newline + 1);
+        block.resize(last_newline + 1);
+        return true;
+      }
+    }
+    return !block.empty();
+  }
+  std::uint64_t position() const { return stream_.position(); }
+
+ private:
+  void inflate_next() {
+    inflated_ = std::async(std::launch::async, [this] {
+      std::string text(kBlockBytes, '\0');
+      text.resize(stream_.read(text.data(), text.size()));
+      return text;
+    });
+  }
+
+  detail::GzipStream stream_;
+  std::string carry_;
+  bool ended_ = false;
+  std::future<std::string> inflated_;  // declared last: destroyed (waited for) before the stream
+};
+
+// A .vec.gz, inflated and parsed a block at a time in one pass: only the kept rows and the words (to find
+// duplicates) stay, never the text. The same vectors and errors (lines of the decompressed text) as the .vec.
+Embeddings load_vec_gz(const std::string& path, const LoadOptions& options, Clock::time_point start) {
+  GzipBlocks blocks(path);
+  std::string block;
+  if (!blocks.next(block))
+    throw_input_error(path, 1, "empty file (expected a header '<number of words> <dimension>')");
+  std::string_view text = block;
+  if (strip_utf8_bom(text)) logger().warn("{}: starts with a UTF-8 byte order mark; ignored", path);
+  const auto header_end = text.find('\n');
+  const VecHeader header = parse_vec_header(path, strip_line_end(text.substr(0, header_end)));
+  text.remove_prefix(header_end == std::string_view::npos ? text.size() : header_end + 1);
+
+  const int threads = resolve_threads(options.threads);
+  const auto dim = static_cast<std::size_t>(header.dim);
+  Embeddings embeddings;
+  embeddings.path = path;
+  std::deque<std::string> word_bytes;  // every word read so far (duplicates are looked for in all of them)
+  std::unordered_map<std::string_view, std::size_t> first_lines;
+  std::size_t total_rows = 0, kept_rows = 0, charged = 0;
+  LineError first_error;
+  Progress progress(path + ": rows read", header.words);
+  while (true) {
+    std::vector<Chunk> chunks = split_into_chunks(
+        text, options.chunk_bytes > 0 ? options.chunk_bytes : automatic_chunk_bytes(text.size(), threads));
+    parallel_for(chunks.size(), threads, [&](std::size_t c) { scan_words(chunks[c], options); });
+    const std::size_t block_first_row = total_rows, block_first_kept = kept_rows;
+    place_chunks(chunks, options, total_rows, kept_rows);
+    for (Chunk& chunk : chunks) {
+      // The words move to where they stay (a short string's bytes move with it): their views follow.
+      const char* old_bytes = chunk.word_bytes.data();
+      const std::string& bytes = word_bytes.emplace_back(std::move(chunk.word_bytes));
+      for (std::string_view& word : chunk.words) word = {bytes.data() + (word.data() - old_bytes), word.size()};
+    }
+    // As parse_vec_text's: rows too short for the dimension are only checked, with no matrix.
+    const bool plausible = kept_rows - block_first_kept <= text.size() / (2 * dim);
+    if (plausible && kept_rows > static_cast<std::size_t>(embeddings.vectors.rows())) {
+      // Room for twice the rows so far (mremap'd by realloc, not copied, once large): few reallocations.
+      const std::size_t rows = std::min(header.words, 2 * kept_rows);
+      guard_loading_memory(path, kept_rows, dim, options, charged);
+      embeddings.vectors.conservativeResize(static_cast<Eigen::Index>(std::max(rows, kept_rows)), header.dim);
+    }
+    const auto check_and_index_words = [&] {
+      find_duplicates(chunks, first_lines, first_error);
+      if (total_rows > header.words) {
+        keep_first(first_error, header.words + 2,
+                   "more rows than the " + std::to_string(header.words) + " the header announces");
+      }
+      if (first_error.line == 0 && plausible) index_kept_words(chunks, embeddings);
+    };
+    parallel_for_alongside(
+        chunks.size(), threads,
+        [&](std::size_t c) { parse_rows(chunks[c], header.dim, plausible ? &embeddings.vectors : nullptr); },
+        check_and_index_words);
+    progress.advance(total_rows - block_first_row);
+    for (const Chunk& chunk : chunks) keep_first(first_error, chunk.error.line, chunk.error.message);
+    if (first_error.line > 0) throw_input_error(path, first_error.line, first_error.message);
+    if (!plausible) {  // unreachable: some row is short; kept as a guard
+      throw_input_error(
+          path, chunks.front().first_line,
+          "the rows are too short for the dimension " + std::to_string(header.dim) + " the header announces");
+    }
+    if (!blocks.next(block)) break;
+    text = block;
+  }
+  progress.finish();
+  if (total_rows < header.words) {
+    throw_input_error(path, total_rows + 2,
+                      "the file ends after " + std::to_string(total_rows) + " rows, the header announces " +
+                          std::to_string(header.words));
+  }
+  embeddings.vectors.conservativeResize(static_cast<Eigen::Index>(kept_rows), header.dim);
+  logger().debug("{}: {} bytes inflated by {}", path, blocks.position(), detail::gzip_inflater());
+  log_loaded(embeddings, total_rows, start);
+  return embeddings;
 }
 
 }  // namespace
 
 Embeddings load_vec(const std::string& path, const LoadOptions& options) {
   const auto start = Clock::now();
-  if (has_gzip_magic(path)) {
-    const std::string text = gunzip(path);
-    logger().debug("{}: {} bytes decompressed in {:.2f} s", path, text.size(),
-                   std::chrono::duration<double>(Clock::now() - start).count());
-    const auto nothing = [](std::string_view) {};
-    return parse_vec_text(path, text, nothing, nothing, options, start);
-  }
+  if (detail::has_gzip_magic(path)) return load_vec_gz(path, options, start);
   const detail::MappedFile file(path);
   return parse_vec_text(
       path, file.contents(), [&file](std::string_view part) { file.prefault(part); },
@@ -441,27 +511,31 @@ std::string format_vec(const std::vector<std::string>& words, const Matrix& vect
   return text;
 }
 
-Embeddings load_fasttext_bin(const std::string& path, const LoadOptions& options) {
-  const auto start = Clock::now();
-  auto model = std::make_shared<const SubwordModel>(path);
-  const std::int32_t word_count = model->word_count();  // the dictionary lists its words most frequent first
-  const int threads = resolve_threads(options.threads);
+namespace {
 
-  // The words kept, chosen block by block on the threads (cc.en.300.bin has 2M words).
+// The words of a .bin model kept (their dictionary ids, most frequent first), chosen block by block on the
+// threads (cc.en.300.bin has 2M words).
+std::vector<std::int32_t> kept_word_ids(const detail::FastTextModelFile& model, const LoadOptions& options,
+                                        int threads) {
+  const std::int32_t word_count = model.word_count();
   constexpr std::size_t kBlock = 1 << 16;
   const std::size_t blocks = (static_cast<std::size_t>(word_count) + kBlock - 1) / kBlock;
   std::vector<std::vector<std::int32_t>> kept(blocks);
   parallel_for(blocks, threads, [&](std::size_t block) {
     const auto end = static_cast<std::int32_t>(std::min<std::size_t>((block + 1) * kBlock, word_count));
     for (auto id = static_cast<std::int32_t>(block * kBlock); id < end; ++id) {
-      if (static_cast<std::size_t>(id) < options.most_frequent || wanted_word(options, model->word(id)))
+      if (static_cast<std::size_t>(id) < options.most_frequent || wanted_word(options, model.word(id)))
         kept[block].push_back(id);
     }
   });
   std::vector<std::int32_t> ids;
   for (const auto& block : kept) ids.insert(ids.end(), block.begin(), block.end());
+  return ids;
+}
 
-  guard_loading_memory(path, ids.size(), static_cast<std::size_t>(model->dim()));
+// The embeddings of the words `ids` of `model`: each vector the mean of its rows, as getWordVector.
+Embeddings word_vectors_of(const std::string& path, std::shared_ptr<const SubwordModel> model,
+                           const std::vector<std::int32_t>& ids, int threads) {
   Embeddings embeddings;
   embeddings.path = path;
   embeddings.words.reserve(ids.size());
@@ -502,13 +576,102 @@ Embeddings load_fasttext_bin(const std::string& path, const LoadOptions& options
   }
   progress.finish();
   embeddings.subwords = std::move(model);
-  log_loaded(embeddings, static_cast<std::size_t>(word_count), start);
   return embeddings;
 }
 
+// Whether a gzip file's text starts with fastText's magic number: a gzipped .bin.
+bool gzipped_fasttext_model(const std::string& path) {
+  detail::GzipStream stream(path);
+  std::int32_t magic = 0;
+  return stream.read(reinterpret_cast<char*>(&magic), sizeof(magic)) == sizeof(magic) &&
+         magic == detail::fasttext_magic;
+}
+
+// A .bin.gz in one pass: the dictionary, then the rows of the kept words and of the wanted words (for their
+// subword vectors) picked out of the input matrix as it streams by; the model keeps the wanted words' rows.
+Embeddings load_fasttext_bin_gz(const std::string& path, const LoadOptions& options, int threads,
+                                Clock::time_point start) {
+  detail::GzipStream stream(path);
+  std::vector<std::int32_t> ids, wanted_rows;
+  auto model = std::make_shared<SubwordModel>(
+      path, stream, std::filesystem::file_size(path), [&](const detail::FastTextModelFile& dictionary) {
+        const detail::FastTextModelFile& model = dictionary;  // the SubwordModel, still being constructed
+        ids = kept_word_ids(model, options, threads);
+        std::vector<std::int32_t> rows, word_rows;
+        for (const std::int32_t id : ids) {
+          model.subword_rows(model.word(id), word_rows);
+          rows.insert(rows.end(), word_rows.begin(), word_rows.end());
+        }
+        // The words a run may ask subword vectors of (TermComposer: as written or lower-cased).
+        for (const std::string& word : options.wanted) {
+          for (const std::string& form : {word, to_lower(word)}) {
+            model.subword_rows(form, word_rows);
+            wanted_rows.insert(wanted_rows.end(), word_rows.begin(), word_rows.end());
+          }
+        }
+        rows.insert(rows.end(), wanted_rows.begin(), wanted_rows.end());
+        std::sort(rows.begin(), rows.end());
+        rows.erase(std::unique(rows.begin(), rows.end()), rows.end());
+        std::size_t charged = 0;
+        guard_loading_memory(path, ids.size() + rows.size(), static_cast<std::size_t>(model.dim()), options,
+                             charged);
+        return rows;
+      });
+  logger().debug("{}: {} bytes inflated by {}", path, stream.position(), detail::gzip_inflater());
+  Embeddings embeddings = word_vectors_of(path, model, ids, threads);
+  model->keep_only(std::move(wanted_rows));
+  log_loaded(embeddings, static_cast<std::size_t>(model->word_count()), start);
+  return embeddings;
+}
+
+}  // namespace
+
+Embeddings load_fasttext_bin(const std::string& path, const LoadOptions& options) {
+  const auto start = Clock::now();
+  const int threads = resolve_threads(options.threads);
+  if (detail::has_gzip_magic(path)) return load_fasttext_bin_gz(path, options, threads, start);
+  auto model = std::make_shared<const SubwordModel>(path);
+  const std::vector<std::int32_t> ids = kept_word_ids(*model, options, threads);
+  std::size_t charged = 0;
+  guard_loading_memory(path, ids.size(), static_cast<std::size_t>(model->dim()), options, charged);
+  Embeddings embeddings = word_vectors_of(path, model, ids, threads);
+  log_loaded(embeddings, static_cast<std::size_t>(model->word_count()), start);
+  return embeddings;
+}
+
+std::optional<int> vector_file_dimension(const std::string& path) {
+  std::error_code error;
+  if (!std::filesystem::is_regular_file(path, error)) return std::nullopt;
+  try {
+    std::string head(4096, '\0');
+    if (detail::has_gzip_magic(path)) {
+      detail::GzipStream stream(path);
+      head.resize(stream.read(head.data(), head.size()));
+    } else {
+      std::ifstream file(path, std::ios::binary);
+      file.read(head.data(), static_cast<std::streamsize>(head.size()));
+      head.resize(static_cast<std::size_t>(file.gcount()));
+    }
+    std::int32_t numbers[3] = {0, 0, 0};  // a model's magic, version, dimension
+    if (head.size() >= sizeof(numbers)) std::memcpy(numbers, head.data(), sizeof(numbers));
+    if (numbers[0] == detail::fasttext_magic) {  // a version the reader refuses: the loader says so
+      const bool known = (numbers[1] == 11 || numbers[1] == 12) && numbers[2] > 0;
+      return known ? std::optional<int>(numbers[2]) : std::nullopt;
+    }
+    std::string_view text = head;
+    strip_utf8_bom(text);
+    const auto header_end = text.find('\n');
+    if (header_end == std::string_view::npos) return std::nullopt;
+    return parse_vec_header(path, strip_line_end(text.substr(0, header_end))).dim;
+  } catch (const Error&) {
+    return std::nullopt;  // the loader says what is wrong
+  }
+}
+
 Embeddings load_embeddings(const std::string& path, const LoadOptions& options) {
-  Embeddings embeddings =
-      detail::has_fasttext_magic(path) ? load_fasttext_bin(path, options) : load_vec(path, options);
+  const bool model =
+      detail::has_fasttext_magic(path) || (detail::has_gzip_magic(path) && gzipped_fasttext_model(path));
+  Embeddings embeddings = model ? load_fasttext_bin(path, options) : load_vec(path, options);
   if (options.fold_case) {
     for (std::size_t r = 0; r < embeddings.words.size(); ++r) {
       const std::string& word = embeddings.words[r];

@@ -7,7 +7,9 @@
 #include <cerrno>
 #include <cstring>
 #include <fstream>
+#include <functional>
 
+#include "io/gzip_stream.h"
 #include "io/mapped_file.h"
 #include "termalign/error.h"
 
@@ -71,23 +73,117 @@ class LayoutReader {
   std::uint64_t offset_ = 0;
 };
 
-// A DenseMatrix's header (quantization flag, rows and columns as int64), then its rows x columns floats, skipped.
-// Returns the offset of its first float. `expected_rows` < 0 accepts any count.
-std::uint64_t skip_dense_matrix(LayoutReader& reader, const char* part, std::int64_t expected_rows,
-                                std::int32_t dim) {
-  if (reader.read<std::uint8_t>(part) != 0) reader.fail("quantized fastText models (.ftz) are not supported");
-  const auto rows = reader.read<std::int64_t>(part);
-  const auto columns = reader.read<std::int64_t>(part);
+// The same reads from a gzip stream, through a buffer of decompressed bytes. remaining() is an upper bound: what
+// deflate's largest ratio (about 1032:1) lets the rest of the compressed file hold.
+class StreamReader {
+ public:
+  StreamReader(const std::string& path, GzipStream& stream, std::uint64_t compressed_bytes)
+      : path_(path), stream_(stream), bound_(compressed_bytes * 1032 + 64), buffer_(kBufferBytes) {}
+
+  template <typename T>
+  T read(const char* part) {
+    T value;
+    bytes(reinterpret_cast<char*>(&value), sizeof(T), part);
+    return value;
+  }
+
+  void bytes(char* out, std::size_t size, const char* part) {
+    while (size > 0) {
+      if (position_ == size_) fill(part);
+      const std::size_t take = std::min(size, size_ - position_);
+      if (out != nullptr) {
+        std::memcpy(out, buffer_.data() + position_, take);
+        out += take;
+      }
+      position_ += take;
+      size -= take;
+    }
+  }
+
+  std::string_view word(const char* part) {
+    word_.clear();
+    while (true) {
+      if (position_ == size_) fill(part);
+      const char* begin = buffer_.data() + position_;
+      const void* end = std::memchr(begin, '\0', size_ - position_);
+      const std::size_t length = end ? static_cast<const char*>(end) - begin : size_ - position_;
+      word_.append(begin, length);
+      position_ += length;
+      if (end) {
+        ++position_;
+        return word_;
+      }
+      if (word_.size() > kLongestWord)
+        fail(std::string("corrupt fastText model: a word of the ") + part + " is longer than " +
+             std::to_string(kLongestWord) + " bytes");
+    }
+  }
+
+  void skip(std::uint64_t size, const char* part) {
+    while (size > 0) {
+      if (position_ == size_) fill(part);
+      const std::size_t take = static_cast<std::size_t>(std::min<std::uint64_t>(size, size_ - position_));
+      position_ += take;
+      size -= take;
+    }
+  }
+
+  std::uint64_t offset() const { return consumed_ + position_; }
+  std::uint64_t remaining() const { return bound_ > offset() ? bound_ - offset() : 0; }
+  // True when the decompressed data ends here.
+  bool at_end() {
+    if (position_ < size_) return false;
+    consumed_ += size_;
+    position_ = 0;
+    size_ = stream_.read(buffer_.data(), buffer_.size());
+    return size_ == 0;
+  }
+
+  [[noreturn]] void fail(const std::string& message) const { throw_input_error(path_, 0, message); }
+  [[noreturn]] void truncated(const char* part) const {
+    fail(std::string("truncated fastText model: the file ends inside the ") + part);
+  }
+
+ private:
+  static constexpr std::size_t kBufferBytes = std::size_t{1} << 20, kLongestWord = std::size_t{1} << 20;
+  void fill(const char* part) {
+    if (at_end()) truncated(part);
+  }
+
+  const std::string& path_;
+  GzipStream& stream_;
+  std::uint64_t bound_;
+  std::vector<char> buffer_;
+  std::size_t size_ = 0, position_ = 0;  // the buffer's bytes, and those read
+  std::uint64_t consumed_ = 0;           // bytes before the buffer's
+  std::string word_;
+};
+
+// A DenseMatrix's header: the quantization flag, rows and columns as int64, checked. Returns the rows.
+// `expected_rows` < 0 accepts any count.
+template <typename Reader>
+std::int64_t read_matrix_header(Reader& reader, const char* part, std::int64_t expected_rows, std::int32_t dim) {
+  if (reader.template read<std::uint8_t>(part) != 0)
+    reader.fail("quantized fastText models (.ftz) are not supported");
+  const auto rows = reader.template read<std::int64_t>(part);
+  const auto columns = reader.template read<std::int64_t>(part);
   if (rows < 0 || (expected_rows >= 0 && rows != expected_rows) || columns != dim) {
     reader.fail(std::string("corrupt fastText model: the ") + part + " is " + std::to_string(rows) + " x " +
                 std::to_string(columns) + ", expected " +
                 (expected_rows >= 0 ? std::to_string(expected_rows) : std::string("n")) + " x " +
                 std::to_string(dim));
   }
-  const std::uint64_t first = reader.offset();
   const std::uint64_t row_bytes = static_cast<std::uint64_t>(dim) * sizeof(float);
   if (static_cast<std::uint64_t>(rows) > reader.remaining() / row_bytes) reader.truncated(part);
-  reader.skip(static_cast<std::uint64_t>(rows) * row_bytes, part);
+  return rows;
+}
+
+// The header, then the rows x columns floats, skipped. Returns the offset of its first float.
+template <typename Reader>
+std::uint64_t skip_dense_matrix(Reader& reader, const char* part, std::int64_t expected_rows, std::int32_t dim) {
+  const std::int64_t rows = read_matrix_header(reader, part, expected_rows, dim);
+  const std::uint64_t first = reader.offset();
+  reader.skip(static_cast<std::uint64_t>(rows) * static_cast<std::uint64_t>(dim) * sizeof(float), part);
   return first;
 }
 
@@ -100,84 +196,125 @@ bool has_fasttext_magic(const std::string& path) {
   return stream.read(reinterpret_cast<char*>(&magic), sizeof(magic)) && magic == fasttext_magic;
 }
 
+template <typename Reader>
+void FastTextModelFile::read_dictionary(Reader& reader) {
+  if (reader.remaining() < sizeof(std::int32_t) ||
+      reader.template read<std::int32_t>("header") != fasttext_magic) {
+    reader.fail("not a fastText model (the file does not start with fastText's magic number)");
+  }
+  const auto version = reader.template read<std::int32_t>("header");
+  if (version != 11 && version != 12) {
+    reader.fail("unsupported fastText model version " + std::to_string(version) + " (expected 11 or 12)");
+  }
+
+  // Args::save: dim, ws, epoch, minCount, neg, wordNgrams, loss, model, bucket, minn, maxn, lrUpdateRate; t.
+  std::int32_t arguments[12];
+  for (auto& argument : arguments) argument = reader.template read<std::int32_t>("arguments");
+  reader.template read<double>("arguments");
+  const std::int32_t dim = arguments[0], model = arguments[7], bucket = arguments[8];
+  minn_ = arguments[9];
+  maxn_ = arguments[10];
+  // FastText::loadModel: version 11's supervised models had no character n-grams.
+  if (version == 11 && model == kSupervisedModel) maxn_ = 0;
+  if (dim <= 0 || bucket < 0) {
+    reader.fail("corrupt fastText model: dimension " + std::to_string(dim) + ", bucket " + std::to_string(bucket));
+  }
+  dim_ = dim;
+  bucket_ = static_cast<std::uint32_t>(bucket);
+
+  // Dictionary::save: size, nwords, nlabels, ntokens, pruneidx_size, the entries, the pruned n-gram index.
+  entry_count_ = reader.template read<std::int32_t>("dictionary");
+  word_count_ = reader.template read<std::int32_t>("dictionary");
+  const auto label_count = reader.template read<std::int32_t>("dictionary");
+  reader.template read<std::int64_t>("dictionary");
+  pruned_size_ = reader.template read<std::int64_t>("dictionary");
+  if (word_count_ < 0 || label_count < 0 || entry_count_ != std::int64_t{word_count_} + label_count ||
+      pruned_size_ < -1) {
+    reader.fail("corrupt fastText model: bad dictionary sizes");
+  }
+  // Each entry: its word, '\0', the count (int64), the type (int8). At least 10 bytes: the file must hold them.
+  if (static_cast<std::uint64_t>(entry_count_) > reader.remaining() / 10) reader.truncated("dictionary");
+  word_offsets_.reserve(static_cast<std::size_t>(entry_count_) + 1);
+  word_offsets_.push_back(0);
+  for (std::int32_t entry = 0; entry < entry_count_; ++entry) {
+    words_ += reader.word("dictionary");
+    word_offsets_.push_back(words_.size());
+    reader.template read<std::int64_t>("dictionary");
+    const auto type = reader.template read<std::int8_t>("dictionary");
+    if (type != 0 && type != 1) reader.fail("corrupt fastText model: bad dictionary entry type");
+  }
+  words_.shrink_to_fit();
+  if (pruned_size_ > 0 && static_cast<std::uint64_t>(pruned_size_) > reader.remaining() / 8)
+    reader.truncated("pruned n-gram index");
+  for (std::int64_t pair = 0; pair < pruned_size_; ++pair) {
+    const auto ngram = reader.template read<std::int32_t>("pruned n-gram index");
+    const auto row = reader.template read<std::int32_t>("pruned n-gram index");
+    if (row < 0 || row >= pruned_size_) {
+      reader.fail("corrupt fastText model: the pruned n-gram index sends bucket " + std::to_string(ngram) +
+                  " to row " + std::to_string(row) + " of " + std::to_string(pruned_size_));
+    }
+    pruned_[ngram] = row;
+  }
+  // Dictionary::initNgrams hashes every entry's n-grams modulo the bucket count, pruned or not: with no bucket,
+  // fastText itself divides by zero on the first n-gram.
+  if (bucket_ == 0) {
+    for (std::int32_t entry = 0; entry < entry_count_; ++entry) {
+      if (word(entry) == kEndOfSentence) continue;
+      bool any = false;
+      for_each_ngram("<" + std::string(word(entry)) + ">", [&any](std::uint32_t) { any = true; });
+      if (!any) continue;
+      reader.fail("corrupt fastText model: character n-grams but no bucket (minn " + std::to_string(minn_) +
+                  ", maxn " + std::to_string(maxn_) + ", bucket 0: entry " + std::to_string(entry + 1) +
+                  " has n-grams, which fastText itself would hash modulo 0)");
+    }
+  }
+  // The input matrix holds the words then the n-gram buckets (or the pruned index's rows); the output one the
+  // words or the labels. A supervised model's labels have no row of their own.
+  input_rows_ = std::int64_t{word_count_} + (pruned_size_ >= 0 ? pruned_size_ : std::int64_t{bucket});
+}
+
 FastTextModelFile::FastTextModelFile(const std::string& path) : path_(path) {
   {
     // The map is virtual memory only: of a 7.2 GB file, the dictionary's pages (a few tens of MB) are read.
     const MappedFile file(path);
     LayoutReader reader(path_, file.contents());
-    if (reader.remaining() < sizeof(std::int32_t) || reader.read<std::int32_t>("header") != fasttext_magic) {
-      reader.fail("not a fastText model (the file does not start with fastText's magic number)");
-    }
-    const auto version = reader.read<std::int32_t>("header");
-    if (version != 11 && version != 12) {
-      reader.fail("unsupported fastText model version " + std::to_string(version) + " (expected 11 or 12)");
-    }
-
-    // Args::save: dim, ws, epoch, minCount, neg, wordNgrams, loss, model, bucket, minn, maxn, lrUpdateRate; t.
-    std::int32_t arguments[12];
-    for (auto& argument : arguments) argument = reader.read<std::int32_t>("arguments");
-    reader.read<double>("arguments");
-    const std::int32_t dim = arguments[0], model = arguments[7], bucket = arguments[8];
-    minn_ = arguments[9];
-    maxn_ = arguments[10];
-    // FastText::loadModel: version 11's supervised models had no character n-grams.
-    if (version == 11 && model == kSupervisedModel) maxn_ = 0;
-    if (dim <= 0 || bucket < 0) {
-      reader.fail("corrupt fastText model: dimension " + std::to_string(dim) + ", bucket " +
-                  std::to_string(bucket));
-    }
-    dim_ = dim;
-    bucket_ = static_cast<std::uint32_t>(bucket);
-
-    // Dictionary::save: size, nwords, nlabels, ntokens, pruneidx_size, the entries, the pruned n-gram index.
-    entry_count_ = reader.read<std::int32_t>("dictionary");
-    word_count_ = reader.read<std::int32_t>("dictionary");
-    const auto label_count = reader.read<std::int32_t>("dictionary");
-    reader.read<std::int64_t>("dictionary");
-    pruned_size_ = reader.read<std::int64_t>("dictionary");
-    if (word_count_ < 0 || label_count < 0 || entry_count_ != std::int64_t{word_count_} + label_count ||
-        pruned_size_ < -1) {
-      reader.fail("corrupt fastText model: bad dictionary sizes");
-    }
-    // Each entry: its word, '\0', the count (int64), the type (int8). At least 10 bytes: the file must hold them.
-    if (static_cast<std::uint64_t>(entry_count_) > reader.remaining() / 10) reader.truncated("dictionary");
-    word_offsets_.reserve(static_cast<std::size_t>(entry_count_) + 1);
-    word_offsets_.push_back(0);
-    for (std::int32_t entry = 0; entry < entry_count_; ++entry) {
-      words_ += reader.word("dictionary");
-      word_offsets_.push_back(words_.size());
-      reader.read<std::int64_t>("dictionary");
-      const auto type = reader.read<std::int8_t>("dictionary");
-      if (type != 0 && type != 1) reader.fail("corrupt fastText model: bad dictionary entry type");
-    }
-    words_.shrink_to_fit();
-    if (pruned_size_ > 0 && static_cast<std::uint64_t>(pruned_size_) > reader.remaining() / 8)
-      reader.truncated("pruned n-gram index");
-    for (std::int64_t pair = 0; pair < pruned_size_; ++pair) {
-      const auto ngram = reader.read<std::int32_t>("pruned n-gram index");
-      const auto row = reader.read<std::int32_t>("pruned n-gram index");
-      if (row < 0 || row >= pruned_size_) {
-        reader.fail("corrupt fastText model: the pruned n-gram index sends bucket " + std::to_string(ngram) +
-                    " to row " + std::to_string(row) + " of " + std::to_string(pruned_size_));
-      }
-      pruned_[ngram] = row;
-    }
-    const bool any_ngram = maxn_ >= 1 && maxn_ >= minn_ && pruned_size_ != 0;
-    if (any_ngram && bucket == 0) reader.fail("corrupt fastText model: character n-grams but no bucket");
-
-    // The input matrix holds the words then the n-gram buckets (or the pruned index's rows); the output one the
-    // words or the labels.
-    input_rows_ = std::int64_t{word_count_} + (pruned_size_ >= 0 ? pruned_size_ : std::int64_t{bucket});
-    input_offset_ = skip_dense_matrix(reader, "input matrix", input_rows_, dim);
-    skip_dense_matrix(reader, "output matrix", -1, dim);
+    read_dictionary(reader);
+    input_offset_ = skip_dense_matrix(reader, "input matrix", input_rows_, dim_);
+    skip_dense_matrix(reader, "output matrix", -1, dim_);
     if (reader.remaining() != 0) reader.fail("corrupt fastText model: unexpected data after the output matrix");
-    if (entry_count_ > input_rows_) reader.fail("corrupt fastText model: more entries than input rows");
   }
   descriptor_ = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
   if (descriptor_ < 0) throw_input_error(path, 0, std::string("cannot open file: ") + std::strerror(errno));
   // Rows are read here and there: no read-ahead around each (on a cold cache it read 2-3 times the rows' bytes).
   ::posix_fadvise(descriptor_, 0, 0, POSIX_FADV_RANDOM);
   build_index();
+}
+
+FastTextModelFile::FastTextModelFile(
+    const std::string& path, GzipStream& stream, std::uint64_t compressed_bytes,
+    const std::function<std::vector<std::int32_t>(const FastTextModelFile&)>& rows_needed)
+    : path_(path) {
+  StreamReader reader(path_, stream, compressed_bytes);
+  read_dictionary(reader);
+  build_index();
+  held_rows_ = rows_needed(*this);
+  std::sort(held_rows_.begin(), held_rows_.end());
+  held_rows_.erase(std::unique(held_rows_.begin(), held_rows_.end()), held_rows_.end());
+  read_matrix_header(reader, "input matrix", input_rows_, dim_);
+  const std::size_t row_bytes = static_cast<std::size_t>(dim_) * sizeof(float);
+  held_values_.resize(held_rows_.size() * static_cast<std::size_t>(dim_));
+  std::int64_t next_row = 0;
+  for (std::size_t i = 0; i < held_rows_.size(); ++i) {
+    reader.skip(static_cast<std::uint64_t>(held_rows_[i] - next_row) * row_bytes, "input matrix");
+    reader.bytes(reinterpret_cast<char*>(held_values_.data() + i * static_cast<std::size_t>(dim_)), row_bytes,
+                 "input matrix");
+    next_row = held_rows_[i] + 1;
+  }
+  // The rest is read for the checks only (the output matrix's size, the gzip trailer's CRC and length): a
+  // damaged download is an error, not vectors silently wrong.
+  reader.skip(static_cast<std::uint64_t>(input_rows_ - next_row) * row_bytes, "input matrix");
+  skip_dense_matrix(reader, "output matrix", -1, dim_);
+  if (!reader.at_end()) reader.fail("corrupt fastText model: unexpected data after the output matrix");
 }
 
 FastTextModelFile::~FastTextModelFile() {
@@ -211,34 +348,46 @@ std::int32_t FastTextModelFile::id(std::string_view text) const {
   }
 }
 
-void FastTextModelFile::append_ngram_rows(const std::string& marked, std::vector<std::int32_t>& rows) const {
-  // Dictionary::computeSubwords and pushHash: n counts UTF-8 characters; no n-gram starts inside a character.
+template <typename Visit>
+void FastTextModelFile::for_each_ngram(const std::string& marked, Visit&& visit) const {
+  // Dictionary::computeSubwords: n counts UTF-8 characters; no n-gram starts inside a character. n is a size_t
+  // there, compared with the int minn and maxn: a negative maxn means every length, a negative minn none.
+  const auto shortest = static_cast<std::size_t>(minn_), longest = static_cast<std::size_t>(maxn_);
   const auto continuation = [&marked](std::size_t at) {
     return (static_cast<unsigned char>(marked[at]) & 0xC0) == 0x80;
   };
   for (std::size_t i = 0; i < marked.size(); ++i) {
     if (continuation(i)) continue;
     std::uint32_t hash = kFnvBasis;
-    for (std::size_t j = i, n = 1; j < marked.size() && static_cast<std::int64_t>(n) <= maxn_; ++n) {
+    for (std::size_t j = i, n = 1; j < marked.size() && n <= longest; ++n) {
       hash = fnv_step(hash, marked[j++]);
       while (j < marked.size() && continuation(j)) hash = fnv_step(hash, marked[j++]);
-      if (static_cast<std::int64_t>(n) < minn_ || (n == 1 && (i == 0 || j == marked.size()))) continue;
-      auto ngram = static_cast<std::int32_t>(hash % bucket_);
-      if (pruned_size_ == 0) continue;
-      if (pruned_size_ > 0) {
-        const auto found = pruned_.find(ngram);
-        if (found == pruned_.end()) continue;
-        ngram = found->second;
-      }
-      rows.push_back(word_count_ + ngram);
+      if (n < shortest || (n == 1 && (i == 0 || j == marked.size()))) continue;
+      visit(hash);
     }
   }
+}
+
+void FastTextModelFile::append_ngram_rows(const std::string& marked, std::vector<std::int32_t>& rows) const {
+  // Dictionary::pushHash. A model without buckets has no n-gram of its words (read_dictionary checks); another
+  // word's would be hashed modulo 0 by fastText: here it has none.
+  if (bucket_ == 0 || pruned_size_ == 0) return;
+  for_each_ngram(marked, [&](std::uint32_t hash) {
+    auto ngram = static_cast<std::int32_t>(hash % bucket_);
+    if (pruned_size_ > 0) {
+      const auto found = pruned_.find(ngram);
+      if (found == pruned_.end()) return;
+      ngram = found->second;
+    }
+    rows.push_back(word_count_ + ngram);
+  });
 }
 
 void FastTextModelFile::subword_rows(std::string_view text, std::vector<std::int32_t>& rows) const {
   rows.clear();
   const std::int32_t entry = id(text);
-  if (entry >= 0) rows.push_back(entry);
+  // A label's entry (after the words) indexes the input matrix as fastText does, where it has that row.
+  if (entry >= 0 && entry < input_rows_) rows.push_back(entry);
   if (text == kEndOfSentence) return;
   std::string marked;
   marked.reserve(text.size() + 2);
@@ -248,13 +397,44 @@ void FastTextModelFile::subword_rows(std::string_view text, std::vector<std::int
   append_ngram_rows(marked, rows);
 }
 
-void FastTextModelFile::word_vector(std::string_view text, float* out) const {
+bool FastTextModelFile::word_vector(std::string_view text, float* out) const {
   std::vector<std::int32_t> rows;
   subword_rows(text, rows);
+  if (!holds(rows)) return false;
   mean_of_rows(rows, out);
+  return true;
+}
+
+bool FastTextModelFile::holds(const std::vector<std::int32_t>& rows) const {
+  if (descriptor_ >= 0) return true;
+  return std::all_of(rows.begin(), rows.end(), [this](std::int32_t row) {
+    return std::binary_search(held_rows_.begin(), held_rows_.end(), row);
+  });
+}
+
+void FastTextModelFile::keep_only(std::vector<std::int32_t> rows) {
+  if (descriptor_ >= 0) return;
+  std::sort(rows.begin(), rows.end());
+  rows.erase(std::unique(rows.begin(), rows.end()), rows.end());
+  std::vector<float> values(rows.size() * static_cast<std::size_t>(dim_));
+  for (std::size_t i = 0; i < rows.size(); ++i) {
+    const float* row = held_row(rows[i]);
+    TERMALIGN_CHECK(row != nullptr, "only held rows are kept");
+    std::copy_n(row, dim_, values.data() + i * static_cast<std::size_t>(dim_));
+  }
+  held_rows_ = std::move(rows);
+  held_values_ = std::move(values);
+}
+
+const float* FastTextModelFile::held_row(std::int32_t row) const {
+  const auto found = std::lower_bound(held_rows_.begin(), held_rows_.end(), row);
+  if (found == held_rows_.end() || *found != row) return nullptr;
+  return held_values_.data() +
+         static_cast<std::size_t>(found - held_rows_.begin()) * static_cast<std::size_t>(dim_);
 }
 
 void FastTextModelFile::will_need(std::vector<std::int32_t> rows) const {
+  if (descriptor_ < 0) return;  // the rows are in memory
   std::sort(rows.begin(), rows.end());
   const std::uint64_t row_bytes = static_cast<std::uint64_t>(dim_) * sizeof(float);
   constexpr std::uint64_t kPage = 4096;
@@ -280,6 +460,12 @@ void FastTextModelFile::mean_of_rows(const std::vector<std::int32_t>& rows, floa
   std::vector<float> row(static_cast<std::size_t>(dim_));
   std::fill_n(out, dim_, 0.0f);
   for (const std::int32_t index : rows) {
+    if (descriptor_ < 0) {
+      const float* held = held_row(index);
+      TERMALIGN_CHECK(held != nullptr, "the rows of a streamed model are held");
+      for (int j = 0; j < dim_; ++j) out[j] += held[j];
+      continue;
+    }
     auto offset = static_cast<off_t>(input_offset_ + static_cast<std::uint64_t>(index) * row_bytes);
     auto* into = reinterpret_cast<char*>(row.data());
     for (std::size_t done = 0; done < row_bytes;) {

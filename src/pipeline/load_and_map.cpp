@@ -9,6 +9,7 @@
 #include <optional>
 #include <set>
 
+#include "io/gzip_stream.h"
 #include "io/io.h"
 #include "io/sanity.h"
 #include "mapping/compose_alongside.h"
@@ -97,14 +98,32 @@ void log_unusable(const char* side, const std::vector<std::string>& terms, const
 
 void load_pair(const std::string& source_path, const std::string& target_path, const LoadOptions& source_options,
                const LoadOptions& target_options, VectorCache* cache, Embeddings& source, Embeddings& target) {
-  source = cache ? cache->load(source_path, source_options) : load_embeddings(source_path, source_options);
-  target = cache ? cache->load(target_path, target_options) : load_embeddings(target_path, target_options);
-  if (source.dim() != target.dim()) {
+  const auto dimension_error = [&](int source_dim, int target_dim) {
     throw_input_error(target_path, 0,
-                      "the vectors have dimension " + std::to_string(target.dim()) + " but the source vectors (" +
-                          source_path + ") have dimension " + std::to_string(source.dim()) +
+                      "the vectors have dimension " + std::to_string(target_dim) + " but the source vectors (" +
+                          source_path + ") have dimension " + std::to_string(source_dim) +
                           "; both languages need vectors of the same dimension.");
+  };
+  // The headers first: neither file is read in full when the two cannot go together.
+  const auto source_dim = vector_file_dimension(source_path), target_dim = vector_file_dimension(target_path);
+  if (source_dim && target_dim && *source_dim != *target_dim) dimension_error(*source_dim, *target_dim);
+  // One memory budget for both sides.
+  LoadOptions source_load = source_options, target_load = target_options;
+  source_load.shared_charge = target_load.shared_charge = std::make_shared<std::atomic<std::size_t>>(0);
+  const auto load_source = [&] {
+    source = cache ? cache->load(source_path, source_load) : load_embeddings(source_path, source_load);
+  };
+  const auto load_target = [&] {
+    target = cache ? cache->load(target_path, target_load) : load_embeddings(target_path, target_load);
+  };
+  // A gzip file inflates on one thread: the two sides load at once. Otherwise each uses all the threads.
+  if (detail::has_gzip_magic(source_path) || detail::has_gzip_magic(target_path)) {
+    run_both(load_source, load_target, source_options.threads);
+  } else {
+    load_source();
+    load_target();
   }
+  if (source.dim() != target.dim()) dimension_error(source.dim(), target.dim());
 }
 
 Mapping normalise_pair(const AlignConfig& config, Embeddings& source, Embeddings& target) {

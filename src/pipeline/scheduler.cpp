@@ -345,8 +345,11 @@ class Scheduler {
   void score() {
     tiles_ = scoring_tiles(config_);
     logger().info("similarity tiles in {}", describe_precision(config_.scoring.precision));
-    // Smaller tiles, or a resources error (exit 5).
-    guard_scoring_memory(X_.vectors, Z_.vectors, config_, tiles_, full_evidence_ ? config_.ranking.top_m : 0);
+    // Smaller tiles, or a resources error (exit 5), within what the word vectors kept for it leave of the budget.
+    const std::size_t held =
+        sizeof(float) * static_cast<std::size_t>(source_.vectors.size() + target_.vectors.size());
+    guard_scoring_memory(X_.vectors, Z_.vectors, config_, tiles_, full_evidence_ ? config_.ranking.top_m : 0,
+                         held);
     result_.cap = final_cap(config_, result_.source_terms.size(), result_.target_terms.size(), group_.is_root());
     stats_.cap = result_.cap;
     result_.per_source = config_.ranking.top_m;

@@ -126,6 +126,13 @@ void set_memory_limit(std::optional<std::size_t> bytes) {
   program_limit = bytes;
 }
 
+// Whether the limit is the program's (a budget the run's parts share) rather than MemAvailable, which already
+// leaves out what the run holds.
+bool fixed_memory_limit() {
+  std::lock_guard<std::mutex> lock(memory_limit_mutex);
+  return program_limit.has_value();
+}
+
 std::optional<std::size_t> memory_limit() {
   {
     std::lock_guard<std::mutex> lock(memory_limit_mutex);
@@ -135,8 +142,9 @@ std::optional<std::size_t> memory_limit() {
 }
 
 void guard_scoring_memory(const Matrix& X, const Matrix& Z, const AlignConfig& config, TileOptions& tiles,
-                          std::size_t target_lists) {
-  const auto limit = memory_limit();
+                          std::size_t target_lists, std::size_t held_bytes) {
+  auto limit = memory_limit();
+  if (limit && fixed_memory_limit()) limit = *limit > held_bytes ? *limit - held_bytes : 0;
   const ScoringShape shape{static_cast<std::size_t>(X.rows()), static_cast<std::size_t>(Z.rows()),
                            static_cast<std::size_t>(X.cols()), target_lists};
   ScoringMemory needed = estimate_scoring_memory(shape, config, tiles);
@@ -168,15 +176,23 @@ void guard_scoring_memory(const Matrix& X, const Matrix& Z, const AlignConfig& c
                   "--mutual-m.");
 }
 
-void guard_loading_memory(const std::string& path, std::size_t words, std::size_t dim) {
+void guard_loading_memory(const std::string& path, std::size_t words, std::size_t dim, const LoadOptions& options,
+                          std::size_t& charged) {
   const std::size_t bytes = words * dim * sizeof(float);
-  const std::string what = "the vectors of " + std::to_string(words) + " words";
+  const std::size_t increase = bytes > charged ? bytes - charged : 0;
+  // What the run's other loads have kept: one budget for both sides.
+  std::size_t others = options.shared_charge ? options.shared_charge->fetch_add(increase) - charged : 0;
+  charged += increase;
+  if (!fixed_memory_limit()) others = 0;  // MemAvailable leaves it out already
   const auto limit = memory_limit();
-  if (!limit || bytes <= *limit) return;
+  if (!limit || others + bytes <= *limit) return;
   throw Error(ErrorKind::resources,
-              path + ": loading " + what + " needs " + format_bytes(bytes) + ", but only " + format_bytes(*limit) +
-                  " may be used (TERMALIGN_MAX_MEMORY_MB, or the available memory): raise TERMALIGN_MAX_MEMORY_MB "
-                  "or free memory, or keep fewer words (--most-frequent).");
+              path + ": loading the vectors of " + std::to_string(words) + " words needs " + format_bytes(bytes) +
+                  (others > 0 ? " beside the other side's " + format_bytes(others) : std::string()) +
+                  ", but only " + format_bytes(*limit) +
+                  " may be used (TERMALIGN_MAX_MEMORY_MB, or the available memory; one budget for both sides and "
+                  "the scoring): raise TERMALIGN_MAX_MEMORY_MB or free memory, or keep fewer words "
+                  "(--most-frequent).");
 }
 
 // Signal handling. The handler may only use async-signal-safe calls: it reads fixed slots and calls unlink and

@@ -43,13 +43,17 @@ std::size_t parse_memory_limit_mb(const std::string& text);
 // Before scoring X (n1 x d) against Z (n2 x d): when the estimate exceeds memory_limit(), halves the tile
 // sizes (logging it) until it fits; when even the smallest tiles do not fit, a resources error (exit 5) says what
 // the run needs and what to change.
-// `target_lists`: as ScoringShape's.
+// `target_lists`: as ScoringShape's. `held_bytes`: what the run holds besides (word vectors kept for the scoring),
+// taken from a limit the program set: one budget for the loading and the scoring.
 void guard_scoring_memory(const Matrix& X, const Matrix& Z, const AlignConfig& config, TileOptions& tiles,
-                          std::size_t target_lists = 0);
+                          std::size_t target_lists = 0, std::size_t held_bytes = 0);
 
-// Before a loader allocates the `words` x `dim` floats it keeps of `path`: a resources error (exit 5) naming the
-// file when they exceed memory_limit(), which bounds the loading as it bounds the scoring.
-void guard_loading_memory(const std::string& path, std::size_t words, std::size_t dim);
+// Before a loader allocates the `words` x `dim` floats it keeps of `path` (`charged`: the bytes this load was
+// already charged, updated; a load that grows calls it again): a resources error (exit 5) naming the file when
+// they, with the other side's (options.shared_charge) under a limit the program set, exceed memory_limit(), which
+// bounds the loading as it bounds the scoring.
+void guard_loading_memory(const std::string& path, std::size_t words, std::size_t dim, const LoadOptions& options,
+                          std::size_t& charged);
 
 // "1.5 MiB": a byte count for messages.
 std::string format_bytes(std::size_t bytes);
