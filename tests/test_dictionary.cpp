@@ -191,7 +191,7 @@ TEST_CASE("A corrupt dictd database is an input error naming the file and the en
     const std::string text = termalign::read_file(base + ".dict.dz");
     scratch_file("test-data/dictionary", "cut-eng-deu.dict.dz", text.substr(0, text.size() / 2));
     check_input_error([&] { termalign::read_dictionaries({base}, "en-de"); },
-                      {base + ".dict.dz", "cut short", "entry '"});
+                      {base + ".dict.dz", "truncated", "entry '"});
   }
   SECTION("a missing text") {
     const std::string base = write_dictd("no-text-eng-deu", kEnglishGerman);

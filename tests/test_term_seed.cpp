@@ -4,6 +4,7 @@
 #include <catch2/catch.hpp>
 #include <map>
 #include <random>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -176,7 +177,7 @@ TEST_CASE("An induced seed read off the term lists recovers the map its start mi
   std::shuffle(target_terms.begin(), target_terms.end(), generator);
 
   // P@1 of the source terms' nearest target term (cosine) under the induced seed's mapping.
-  const auto precision = [&](std::size_t rounds) {
+  const auto precision = [&](std::size_t rounds, const PairList* dictionary = nullptr) {
     AlignConfig config;
     config.input.seed = kAutoSeed;
     config.mapping.seed_term_rounds = rounds;
@@ -186,8 +187,18 @@ TEST_CASE("An induced seed read off the term lists recovers the map its start mi
     Embeddings target = embeddings(target_words, stack(target_rows));
     Mapping mapping = pipeline::normalise_pair(config, source, target);
     const pipeline::SeedTerms terms{source_terms, target_terms, config.composition, config.composition};
-    pipeline::InducedSeed induced = pipeline::induced_seed(config, source, target, mapping, &terms);
+    PairList start;
+    if (dictionary) start = *dictionary;
+    pipeline::InducedSeed induced =
+        pipeline::induced_seed(config, source, target, mapping, &terms, dictionary ? &start : nullptr);
     REQUIRE(induced.products);
+    if (dictionary && rounds > 0) {
+      // The rounds add to a dictionary's pairs, never drop them.
+      CHECK(induced.from_terms);
+      const std::set<std::pair<std::string, std::string>> seed(induced.seed.pairs.begin(), induced.seed.pairs.end());
+      for (const auto& pair : dictionary->pairs) CHECK(seed.count(pair) == 1);
+      CHECK(seed.size() > dictionary->pairs.size());
+    }
     pipeline::finish_from_products(induced.products, config.mapping, mapping)();
     const ComposedTerms X = [&] {
       ComposedTerms c = compose_terms(source_terms, TermComposer(source, mapping.source, config.composition), 1);
@@ -215,4 +226,17 @@ TEST_CASE("An induced seed read off the term lists recovers the map its start mi
                                                              << read_off);
   CHECK(start < 0.7);  // the case: the start alone misses many translations (measured 0.43)
   CHECK(read_off > 0.95);
+
+  // A small dictionary as the start (no seed lexicon, --dictionary): 25 right pairs and 35 wrong ones (more than
+  // min_seed_pairs).
+  PairList dictionary;
+  dictionary.path = "dictionary";
+  for (int i = 0; i < 60; ++i) {
+    dictionary.pairs.emplace_back("w" + std::to_string(i), "слово" + std::to_string(i < 25 ? i : i + 100));
+    dictionary.lines.push_back(dictionary.pairs.size());
+  }
+  const double dictionary_alone = precision(0, &dictionary), dictionary_read_off = precision(5, &dictionary);
+  WARN("term P@1 from a small dictionary: alone " << dictionary_alone << ", with 5 rounds " << dictionary_read_off);
+  CHECK(dictionary_alone < 0.7);  // measured 0.43
+  CHECK(dictionary_read_off > 0.95);
 }

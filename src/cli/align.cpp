@@ -83,7 +83,8 @@ const std::map<std::string, std::string>& option_help() {
        "--seed auto: frequent words per side over which the starts' mappings are compared (mean CSLS)"},
       {"seed-term-rounds",
        "Induced seeds: at most this many rounds of reading the seed off the term lists (the mutual CSLS nearest "
-       "term pairs' words seed the next fit, until they no longer change; 0 = off)"},
+       "term pairs' words seed the next fit, until they no longer change; with a --dictionary and no seed lexicon, "
+       "added to the dictionary's pairs; 0 = off)"},
       {"seed-term-pairs", "Induced seeds: the most confident term pairs read in each round (0 = all)"},
       {"lowercase-fallback", "Try unknown tokens lower-cased, then as cased words of the vectors"},
       {"split-compounds", "Split unknown tokens on hyphens and apostrophes"},

@@ -1,14 +1,14 @@
 #include "io/dictionary.h"
 
-#include <zlib.h>
-
 #include <algorithm>
 #include <cstdio>
 #include <filesystem>
 #include <functional>
 #include <exception>
+#include <memory>
 #include <numeric>
 
+#include "io/gzip_stream.h"
 #include "io/io.h"
 #include "termalign/error.h"
 #include "termalign/logging.h"
@@ -124,9 +124,23 @@ void Dictionary::add_ids(std::uint32_t source, std::uint32_t target) {
   if (source != PhraseTable::npos && target != PhraseTable::npos) pairs_.emplace_back(source, target);
 }
 
-void Dictionary::add_all(const Dictionary& other) {
-  for (const auto& [s, t] : other.pairs_)
-    pairs_.emplace_back(sources_.intern(other.sources_.phrase(s)), targets_.intern(other.targets_.phrase(t)));
+void Dictionary::add_all(const Dictionary& other, int threads) {
+  // Each side's phrases interned in the order of their first pair (the ids a pair-by-pair merge would give), the
+  // two sides side by side.
+  std::vector<std::uint32_t> source_ids(other.sources_.size(), PhraseTable::npos),
+      target_ids(other.targets_.size(), PhraseTable::npos);
+  parallel_for(2, threads, [&](std::size_t side) {
+    const bool source = side == 0;
+    std::vector<std::uint32_t>& ids = source ? source_ids : target_ids;
+    PhraseTable& table = source ? sources_ : targets_;
+    const PhraseTable& from = source ? other.sources_ : other.targets_;
+    for (const auto& [s, t] : other.pairs_) {
+      const std::uint32_t id = source ? s : t;
+      if (ids[id] == PhraseTable::npos) ids[id] = table.intern(from.phrase(id));
+    }
+  });
+  pairs_.reserve(pairs_.size() + other.pairs_.size());
+  for (const auto& [s, t] : other.pairs_) pairs_.emplace_back(source_ids[s], target_ids[t]);
 }
 
 void Dictionary::reserve(std::size_t pairs) {
@@ -319,36 +333,26 @@ DictdEntry parse_dictd_entry(std::string_view text) {
 // --- Decompression ---
 
 struct DecompressedChunks::State {
-  std::string path;
+  std::unique_ptr<detail::GzipStream> gzip;  // null for a plain file
   std::FILE* file = nullptr;
-  z_stream stream{};
-  bool gzip = false, stream_open = false, ended = false;
-  std::string input;
+  bool ended = false;
 };
 
 DecompressedChunks::DecompressedChunks(const std::string& path) : state_(new State) {
-  state_->path = path;
-  state_->file = std::fopen(path.c_str(), "rb");
-  if (!state_->file) {
-    delete state_;
-    throw_input_error(path, 0, "cannot open the file.");
-  }
-  unsigned char magic[2] = {0, 0};
-  const std::size_t got = std::fread(magic, 1, 2, state_->file);
-  state_->gzip = got == 2 && magic[0] == 0x1f && magic[1] == 0x8b;
-  std::rewind(state_->file);
-  if (state_->gzip) {
-    if (inflateInit2(&state_->stream, 16 + MAX_WBITS) != Z_OK) {
-      std::fclose(state_->file);
-      delete state_;
-      throw Error(ErrorKind::internal, "zlib's inflateInit2 failed");
+  try {
+    if (detail::has_gzip_magic(path)) {
+      state_->gzip = std::make_unique<detail::GzipStream>(path);
+    } else {
+      state_->file = std::fopen(path.c_str(), "rb");
+      if (!state_->file) throw_input_error(path, 0, "cannot open the file.");
     }
-    state_->stream_open = true;
+  } catch (...) {
+    delete state_;
+    throw;
   }
 }
 
 DecompressedChunks::~DecompressedChunks() {
-  if (state_->stream_open) inflateEnd(&state_->stream);
   if (state_->file) std::fclose(state_->file);
   delete state_;
 }
@@ -357,47 +361,12 @@ bool DecompressedChunks::next(std::string& out) {
   State& s = *state_;
   if (s.ended) return false;
   constexpr std::size_t kChunk = 1 << 20;
-  if (!s.gzip) {
-    const std::size_t old = out.size();
-    out.resize(old + kChunk);
-    const std::size_t got = std::fread(&out[old], 1, kChunk, s.file);
-    out.resize(old + got);
-    if (got < kChunk) s.ended = true;
-    return got > 0;
-  }
-  if (s.stream.avail_in == 0) {
-    s.input.resize(kChunk);
-    const std::size_t got = std::fread(&s.input[0], 1, kChunk, s.file);
-    s.input.resize(got);
-    s.stream.next_in = reinterpret_cast<Bytef*>(s.input.data());
-    s.stream.avail_in = static_cast<uInt>(got);
-    if (got == 0) throw_input_error(s.path, 0, "the compressed text is cut short (it ends inside its stream).");
-  }
   const std::size_t old = out.size();
   out.resize(old + kChunk);
-  s.stream.next_out = reinterpret_cast<Bytef*>(&out[old]);
-  s.stream.avail_out = static_cast<uInt>(kChunk);
-  const int status = inflate(&s.stream, Z_NO_FLUSH);
-  out.resize(old + kChunk - s.stream.avail_out);
-  if (status == Z_STREAM_END) {
-    // Another gzip member may follow (concatenated files).
-    if (s.stream.avail_in == 0) {
-      const int c = std::fgetc(s.file);
-      if (c == EOF) {
-        s.ended = true;
-        return true;
-      }
-      std::ungetc(c, s.file);
-    }
-    inflateReset(&s.stream);
-    return true;
-  }
-  if (status != Z_OK && status != Z_BUF_ERROR) {
-    throw_input_error(s.path, 0,
-                      std::string("the compressed text is corrupt (zlib: ") +
-                          (s.stream.msg ? std::string(s.stream.msg) : "error " + std::to_string(status)) + ").");
-  }
-  return true;
+  const std::size_t got = s.gzip ? s.gzip->read(&out[old], kChunk) : std::fread(&out[old], 1, kChunk, s.file);
+  out.resize(old + got);
+  if (got < kChunk) s.ended = true;
+  return got > 0;
 }
 
 // --- Reading ---
@@ -485,7 +454,9 @@ void read_dictd(const std::string& base, const std::string& pair, Dictionary& di
       while (more && window_start + window.size() < end) more = chunks.next(window);
     } catch (const Error& failure) {
       if (failure.kind() != ErrorKind::input) throw;
-      throw Error(ErrorKind::input, std::string(failure.what()) + " It stops before entry '" +
+      std::string message = failure.what();
+      if (!message.empty() && message.back() != '.') message += '.';
+      throw Error(ErrorKind::input, message + " It stops before entry '" +
                                         std::string(entry.headword) + "' (" + index_path + ":" +
                                         std::to_string(entry.line) + ").");
     }
@@ -602,7 +573,7 @@ Dictionary read_dictionaries(const std::vector<std::string>& paths, const std::s
   Dictionary dictionary = each.empty() ? Dictionary() : std::move(each[largest]);
   for (std::size_t i = 0; i < each.size(); ++i) {
     if (i == largest) continue;
-    dictionary.add_all(each[i]);
+    dictionary.add_all(each[i], threads);
     each[i] = Dictionary();
   }
   dictionary.finish();

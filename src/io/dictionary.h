@@ -46,8 +46,9 @@ class Dictionary {
   // interned ids (none when either is npos).
   std::uint32_t intern_phrase(std::string_view phrase, bool source);
   void add_ids(std::uint32_t source, std::uint32_t target);
-  // Adds the pairs of another dictionary (finished or not).
-  void add_all(const Dictionary& other);
+  // Adds the pairs of another dictionary (finished or not); its two sides' phrases on `threads` threads (0: all
+  // cores).
+  void add_all(const Dictionary& other, int threads = 1);
   // Room for about `pairs` pairs of as many distinct phrases a side.
   void reserve(std::size_t pairs);
   // Sorts and removes repeated pairs, and indexes them both ways.
@@ -94,9 +95,9 @@ struct DictdEntry {
 };
 DictdEntry parse_dictd_entry(std::string_view text);
 
-// Reads a compressed file (gzip, dictzip's format) in pieces: each call appends the next decompressed piece to
-// `out` and returns false at the end. A corrupt or cut stream is an input error naming `path`. A plain file
-// (no gzip header) is passed through as it is.
+// Reads a compressed file (gzip, dictzip's format; inflated by detail::GzipStream) in pieces: each call appends
+// the next decompressed piece to `out` and returns false at the end. A corrupt or cut stream, or a bad CRC, is an
+// input error naming `path`. A plain file (no gzip header) is passed through as it is.
 class DecompressedChunks {
  public:
   explicit DecompressedChunks(const std::string& path);

@@ -219,6 +219,7 @@ struct FittedSeed {
   std::size_t usable = 0;
   std::shared_ptr<const SeedProducts> products;  // null when fewer than min_seed_pairs pairs are usable
   Mapping mapping;                               // the transforms only
+  bool from_terms = false;                       // the seed was read off the term lists
 };
 
 FittedSeed fit_seed(PairList seed, const AlignConfig& config, const Embeddings& source, const Embeddings& target,
@@ -290,7 +291,10 @@ double shared_share(const PairList& last, const PairList& next) {
 // Rounds of term_word_pairs: the term lists composed once, mapped with each round's fit; each round's word
 // pairs are the next seed. Returns the last round's fit (`fitted` itself when no round gives a usable seed).
 FittedSeed read_off_terms(FittedSeed fitted, const SeedTerms& terms, const AlignConfig& config,
-                          const Embeddings& source, const Embeddings& target, const Mapping& normalisers) {
+                          const Embeddings& source, const Embeddings& target, const Mapping& normalisers,
+                          bool keep_start_pairs) {
+  const PairList start_pairs = keep_start_pairs ? fitted.seed : PairList();
+  PairList last_read;  // the last round's pairs read off the terms
   const MappingOptions& options = config.mapping;
   const int threads = config.scoring.threads;
   const TermComposer source_composer(source, normalisers.source, terms.source_composition);
@@ -329,7 +333,19 @@ FittedSeed read_off_terms(FittedSeed fitted, const SeedTerms& terms, const Align
     PairList seed = term_word_pairs(
         pairs, {terms.source, composed[0].term_ids, source_words, fitted.mapping.source_transform},
         {terms.target, composed[1].term_ids, target_words, fitted.mapping.target_transform}, fitted.seed.path);
-    const double kept = round == 1 ? 0.0 : shared_share(fitted.seed, seed);
+    const double kept = round == 1 ? 0.0 : shared_share(last_read, seed);
+    last_read = seed;
+    if (keep_start_pairs) {
+      // The start's pairs (a dictionary's), then those read off the terms that it does not hold.
+      const std::set<std::pair<std::string, std::string>> known(start_pairs.pairs.begin(), start_pairs.pairs.end());
+      PairList both = start_pairs;
+      for (const auto& pair : seed.pairs) {
+        if (known.count(pair)) continue;
+        both.pairs.push_back(pair);
+        both.lines.push_back(both.pairs.size());
+      }
+      seed = std::move(both);
+    }
     if (round > 1 && kept >= kConverged) {
       logger().info(
           "seed round {}/{}: {} mutual CSLS nearest term pairs (mean CSLS {:.4f}) give {} word pairs, {:.1f} % of "
@@ -338,6 +354,7 @@ FittedSeed read_off_terms(FittedSeed fitted, const SeedTerms& terms, const Align
       break;
     }
     FittedSeed next = fit_seed(std::move(seed), config, source, target, normalisers);
+    next.from_terms = true;
     logger().info(
         "seed round {}/{}: {} mutual CSLS nearest term pairs (mean CSLS {:.4f}) give {} word pairs ({} usable; "
         "{:.1f} % of them the last round's)",
@@ -360,11 +377,13 @@ FittedSeed read_off_terms(FittedSeed fitted, const SeedTerms& terms, const Align
 }  // namespace
 
 InducedSeed induced_seed(const AlignConfig& config, const Embeddings& source, const Embeddings& target,
-                         const Mapping& normalisers, const SeedTerms* terms) {
+                         const Mapping& normalisers, const SeedTerms* terms, PairList* start) {
   const MappingOptions& options = config.mapping;
   const int threads = config.scoring.threads;
   std::vector<PairList> starts;
-  if (config.input.seed == kIdenticalSeed) {
+  if (start) {
+    starts.push_back(std::move(*start));
+  } else if (config.input.seed == kIdenticalSeed) {
     starts.push_back(identical_seed(source, target));
   } else {
     PairList transliterated = transliterated_seed(source, target, options.seed_spelling_similarity, threads);
@@ -381,8 +400,8 @@ InducedSeed induced_seed(const AlignConfig& config, const Embeddings& source, co
   FittedSeed fitted = starts.size() == 1 ? fit_seed(std::move(starts.front()), config, source, target, normalisers)
                                          : best_start(std::move(starts), config, source, target, normalisers);
   if (terms && fitted.products && options.seed_term_rounds > 0)
-    fitted = read_off_terms(std::move(fitted), *terms, config, source, target, normalisers);
-  return {std::move(fitted.seed), std::move(fitted.products), fitted.usable};
+    fitted = read_off_terms(std::move(fitted), *terms, config, source, target, normalisers, start != nullptr);
+  return {std::move(fitted.seed), std::move(fitted.products), fitted.usable, fitted.from_terms};
 }
 
 PairList induced_lexicon(const AlignConfig& config, PairList start, const Embeddings& source,

@@ -159,14 +159,15 @@ class Scheduler {
   }
 
   // Without a seed lexicon, the dictionary's frequent single-word pairs are the seed (in place of an induced
-  // one, when there are min_seed_pairs of them).
+  // one, when there are min_seed_pairs of them), the start of the term lists' rounds (map_and_compose).
   void seed_from_dictionary() {
     PairList pairs = dictionary_seed(*dictionary_, source_, target_, config_.input.most_frequent);
     if (pairs.pairs.size() >= config_.mapping.min_seed_pairs) {
       logger().info("the mapping's seed: {} single-word pairs of the dictionary among the {} most frequent words",
                     pairs.pairs.size(), config_.input.most_frequent);
       seed_ = std::move(pairs);
-      config_.input.seed.clear();  // a seed lexicon, no longer induced
+      config_.input.seed.clear();  // a seed lexicon, no longer induced, unless the term lists give a better one
+      dictionary_seeded_ = true;
     } else if (config_.input.seed.empty()) {
       throw_input_error(config_.input.dictionary.front(), 0,
                         "the dictionaries give " + std::to_string(pairs.pairs.size()) +
@@ -189,10 +190,16 @@ class Scheduler {
     std::function<void()> finish_fit;
     if (fit_) {
       mapping_ = normalise_pair(config_, source_, target_);
-      if (is_induced_seed(config_.input.seed)) {
+      const bool dictionary_start = dictionary_seeded_ && config_.mapping.seed_term_rounds > 0;
+      if (is_induced_seed(config_.input.seed) || dictionary_start) {
         const SeedTerms terms{result_.source_terms.terms, result_.target_terms.terms, source_composition_,
                               target_composition_};
-        InducedSeed induced = induced_seed(config_, source_, target_, mapping_, &terms);
+        const std::size_t dictionary_pairs = seed_.pairs.size();
+        InducedSeed induced =
+            induced_seed(config_, source_, target_, mapping_, &terms, dictionary_start ? &seed_ : nullptr);
+        if (dictionary_start && induced.from_terms)
+          logger().info("the seed: the dictionary's {} pairs and {} more read off the term lists",
+                        dictionary_pairs, induced.seed.pairs.size() - dictionary_pairs);
         seed_ = std::move(induced.seed);
         if (induced.products) {
           stats_.seed_pairs_usable = induced.usable;
@@ -455,6 +462,7 @@ class Scheduler {
   CandidateSet result_;
   PairList seed_;
   std::shared_ptr<const Dictionary> dictionary_;  // --dictionary, read with the inputs
+  bool dictionary_seeded_ = false;                // the seed is the dictionary's (seed_from_dictionary)
   LoadOptions source_options_, target_options_;
   // config_.composition for each list over its vectors (closed_compounds_for), set by load_vectors.
   CompositionOptions source_composition_, target_composition_;

@@ -65,15 +65,18 @@ struct InducedSeed {
   PairList seed;
   std::shared_ptr<const SeedProducts> products;  // refined_seed_products of `seed`; null when too few are usable
   std::size_t usable = 0;                        // seed pairs both sides know
+  bool from_terms = false;                       // read off the term lists (else the start itself)
 };
 
 // The seed an induced `seed` (is_induced_seed) makes from the loaded vectors, normalised by `normalisers`
 // (normalise_pair): identical_seed, transliterated_seed, or for kAutoSeed the one of the two whose refined
 // mapping has the higher mean_nearest_csls over the seed_selection_words most frequent words (logged), each
-// start fitted once. Then, with `terms` and seed_term_rounds, that many rounds of reading the seed off the term
-// lists (term_word_pairs of the confident_term_pairs under the last fit), each round's fit the next's start.
+// start fitted once; or, given, `start` (a dictionary's pairs; moved from). Then, with `terms` and
+// seed_term_rounds, that many rounds of reading the seed off the term lists (term_word_pairs of the
+// confident_term_pairs under the last fit), each round's fit the next's start; the start is kept unless the first
+// round's fit maps the terms better.
 InducedSeed induced_seed(const AlignConfig& config, const Embeddings& source, const Embeddings& target,
-                         const Mapping& normalisers, const SeedTerms* terms);
+                         const Mapping& normalisers, const SeedTerms* terms, PairList* start = nullptr);
 
 // The mapping's seed from a dictionary, for a run without a seed lexicon: its clean single-word pairs (letters
 // only, hyphens inside) whose two words are among the `frequent` most frequent of their vectors, each source word
