@@ -120,6 +120,44 @@ TEST_CASE("align with .vec.gz vectors writes byte-identical outputs to the .vec"
   CHECK(read_file(dir + "/gz-scores.tsv") == read_file(dir + "/plain-scores.tsv"));
 }
 
+TEST_CASE("align with .bin.gz models and corpora writes byte-identical outputs to the .bin", "[formats]") {
+  // A gzipped model is read in one pass: the subword vectors of the corpus evidence's context words outside the
+  // model's vocabulary must be asked for before the pass (the corpus evidence itself is compared in
+  // test_fasttext_model_file.cpp, on models of many more buckets).
+  const std::string dir = scratch_dir("align-bin-gz");
+  gzip_file(kModels + "en.bin", dir + "/en.bin.gz");
+  gzip_file(kModels + "fr.bin", dir + "/fr.bin.gz");
+  // The sample's models were trained on its corpora, so that every corpus word is theirs: the corpora here are
+  // the sample's, each line again with every word of 5 letters or more spelt a new way ("filesqzj"), unknown to the
+  // models, which have subword vectors for them.
+  for (const std::string language : {"en", "fr"}) {
+    std::istringstream lines(read_file(kSample + "corpus-" + language + ".txt"));
+    std::ofstream out(dir + "/corpus-" + language + ".txt", std::ios::binary);
+    for (std::string line; std::getline(lines, line);) {
+      out << line << '\n';
+      std::istringstream words(line);
+      std::string word, changed;
+      while (words >> word) changed += (changed.empty() ? "" : " ") + word + (word.size() >= 5 ? "qzj" : "");
+      out << changed << '\n';
+    }
+  }
+  const std::string corpora = " --src-corpus '" + dir + "/corpus-en.txt' --tgt-corpus '" + dir +
+                              "/corpus-fr.txt' --scores '";
+  REQUIRE(run_cli(sample_align(kModels + "en.bin", kModels + "fr.bin", dir + "/plain.tsv") + corpora + dir +
+                  "/plain-scores.tsv'")
+              .exit_code == 0);
+  const auto streamed = run_cli(sample_align(dir + "/en.bin.gz", dir + "/fr.bin.gz", dir + "/gz.tsv") + corpora +
+                                dir + "/gz-scores.tsv'",
+                                true);
+  REQUIRE(streamed.exit_code == 0);
+  CHECK_THAT(streamed.output, Catch::Contains("the corpora were read first"));
+  const std::string plain = read_file(dir + "/plain.tsv");
+  CHECK(plain.size() > 1000);
+  CHECK(read_file(dir + "/gz.tsv") == plain);
+  CHECK(read_file(dir + "/gz-scores.tsv") == read_file(dir + "/plain-scores.tsv"));
+
+}
+
 TEST_CASE("a truncated or corrupt .vec.gz is an input error naming the file", "[formats]") {
   const std::string dir = scratch_dir("bad-gz");
   gzip_file(kModels + "en.vec", dir + "/whole.vec.gz");

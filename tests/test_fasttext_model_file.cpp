@@ -5,15 +5,20 @@
 #include <fasttext/fasttext.h>
 #include <zlib.h>
 
+#include <algorithm>
 #include <catch2/catch.hpp>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <random>
 #include <sstream>
 
 #include "io/fasttext_model_file.h"
+#include "io/io.h"
 #include "pipeline/stages.h"
+#include "shared_data.h"
+#include "termalign/aligner.h"
 #include "termalign/embeddings.h"
 #include "termalign/error.h"
 #include "util/parallel.h"
@@ -466,4 +471,50 @@ TEST_CASE("a gzipped model cut short or with a bad CRC is an input error naming 
   bad_crc[bad_crc.size() - 8] = static_cast<char>(bad_crc[bad_crc.size() - 8] ^ 1);  // the trailer's CRC-32
   const std::string crc = model_temporary("crc.bin.gz", bad_crc);
   CHECK_THAT(error_of(crc), Catch::StartsWith(crc + ": corrupt gzip file") && Catch::Contains("CRC"));
+}
+
+TEST_CASE("with a .bin.gz and corpora, the corpus evidence is the .bin's", "[embeddings][align]") {
+  // A gzipped model is read in one pass: the corpus evidence's context words that the model does not know get
+  // their subword vectors only if they were asked for before the pass. Models of the sample's words with 100k
+  // n-gram buckets (the term lists' words' n-grams hold few of them) and corpora whose lines end with their long
+  // words spelt a new way ("filesqzj"): context words of the terms that only n-grams give vectors.
+  const std::string source = TERMALIGN_SOURCE_DIR;
+  termalign::AlignConfig config = termalign_tests::sample_inputs("vec");
+  std::map<std::string, std::string> models;
+  for (const std::string language : {"en", "fr"}) {
+    ModelSpec spec;
+    spec.dim = 8;
+    spec.bucket = 100000;
+    spec.seed = language == "en" ? 3 : 4;
+    std::istringstream vec(termalign::read_file(source + "/models/sample/" + language + ".vec"));
+    std::string line;
+    std::getline(vec, line);  // the header
+    while (std::getline(vec, line)) spec.words.push_back(line.substr(0, line.find(' ')));
+    const std::string bin = model_temporary("evidence-" + language + ".bin", model_bytes(spec));
+    models[language] = bin;
+    std::istringstream corpus(termalign::read_file(source + "/data/sample/corpus-" + language + ".txt"));
+    std::string text;
+    while (std::getline(corpus, line)) {
+      text += line;
+      std::istringstream words(line);
+      for (std::string word; words >> word;)
+        if (word.size() >= 5) text += " " + word + "qzj";
+      text += '\n';
+    }
+    (language == "en" ? config.input.src_corpus : config.input.tgt_corpus) =
+        model_temporary("evidence-corpus-" + language + ".txt", text);
+  }
+  config.mapping.refine_iterations = 0;
+  const auto evidence = [&](const std::string& source_model, const std::string& target_model) {
+    config.input.src_vectors = source_model;
+    config.input.tgt_vectors = target_model;
+    return termalign::generate_candidates(config, true).evidence;
+  };
+  const termalign::CandidateEvidence from_bin = evidence(models["en"], models["fr"]);
+  const termalign::CandidateEvidence from_gz = evidence(gzipped(models["en"]), gzipped(models["fr"]));
+  REQUIRE(from_bin.context_similarity.size() > 1000);
+  CHECK(std::count_if(from_bin.context_similarity.begin(), from_bin.context_similarity.end(),
+                      [](float value) { return value != 0.0f; }) > 100);
+  CHECK(from_gz.context_similarity == from_bin.context_similarity);
+  CHECK(from_gz.csls == from_bin.csls);
 }

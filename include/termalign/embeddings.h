@@ -60,6 +60,9 @@ struct LoadOptions {
   // The bytes of vectors the loads of one run have kept so far, shared by its two sides so that together they stay
   // within the memory limit (memory_limit() in util/resources.h) with the scoring; null: this load alone.
   std::shared_ptr<std::atomic<std::size_t>> shared_charge;
+  // Words whose subword vectors the run may ask of a gzipped model (.bin.gz, read in one pass), without keeping
+  // them as rows: the corpus evidence's frequent corpus words. Nothing for other files, which answer any word.
+  std::unordered_set<std::string> subword_wanted;
 };
 
 // .vec text: header "count dim", then "word v1 ... vdim" per line. Errors name the file and line: a bad header,
@@ -75,13 +78,17 @@ std::string format_vec(const std::vector<std::string>& words, const Matrix& vect
 
 // fastText .bin model: the in-vocabulary words' vectors (as getWordVector, bit for bit) and the model, kept for
 // the out-of-vocabulary words. A gzipped model (.bin.gz) is read in one pass, keeping the rows of the kept words
-// and of `wanted`'s (whose subword vectors are then available; other words' are not). A file that is not a
+// and of `wanted`'s and `subword_wanted`'s (whose subword vectors are then available; other words' are not). A file that is not a
 // fastText model, a truncated or damaged one, is an input error.
 Embeddings load_fasttext_bin(const std::string& path, const LoadOptions& options = {});
 
 // The dimension a vector file's header announces (.vec, .bin, either gzipped), read without loading the file:
 // nullopt when it cannot be told (not a file, a header the loader will report as bad).
 std::optional<int> vector_file_dimension(const std::string& path);
+
+// Whether `path` is a gzipped fastText model (.bin.gz, told by content): read in one pass, it answers the subword
+// vectors of the words asked for in advance only (LoadOptions::wanted and subword_wanted).
+bool is_gzipped_fasttext_model(const std::string& path);
 
 // Chooses by content: a fastText model's magic number means .bin (gzipped or not), anything else is read as .vec.
 Embeddings load_embeddings(const std::string& path, const LoadOptions& options = {});

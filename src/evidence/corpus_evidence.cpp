@@ -64,9 +64,8 @@ std::vector<SparseVector> translate_context_words(const CorpusEvidenceOptions& o
   }
   const std::vector<std::uint32_t> source_ids = most_frequent_words(source_corpus, options.translated_words);
   const std::vector<std::uint32_t> target_ids = most_frequent_words(target_corpus, options.translated_words);
-  std::vector<std::string> source_words, target_words;
-  for (const std::uint32_t id : source_ids) source_words.push_back(source_corpus.words[id]);
-  for (const std::uint32_t id : target_ids) target_words.push_back(target_corpus.words[id]);
+  const std::vector<std::string> source_words = translated_context_words(source_corpus, options.translated_words);
+  const std::vector<std::string> target_words = translated_context_words(target_corpus, options.translated_words);
   const WordVectors source_vectors =
       mapped_word_vectors(source_words, source, mapping.source_transform, options.threads);
   const WordVectors target_vectors =
@@ -104,6 +103,13 @@ SparseVector translate(const SparseVector& context, const std::vector<SparseVect
 
 }  // namespace
 
+std::vector<std::string> translated_context_words(const CorpusStatistics& statistics, std::size_t translated_words) {
+  std::vector<std::string> words;
+  for (const std::uint32_t id : most_frequent_words(statistics, translated_words))
+    words.push_back(statistics.words[id]);
+  return words;
+}
+
 void add_corpus_evidence(const CorpusEvidenceOptions& options, const TermList& source_terms,
                          const TermList& target_terms, const TermComposer& source, const TermComposer& target,
                          const Mapping& mapping, const PairList& seed, CandidateEvidence& evidence) {
@@ -111,10 +117,16 @@ void add_corpus_evidence(const CorpusEvidenceOptions& options, const TermList& s
   CorpusOptions corpus_options;
   corpus_options.window = options.window;
   corpus_options.threads = options.threads;
-  const CorpusStatistics source_corpus =
-      gather_corpus_statistics(options.source_corpus, source_terms.terms, corpus_options);
-  const CorpusStatistics target_corpus =
-      gather_corpus_statistics(options.target_corpus, target_terms.terms, corpus_options);
+  std::shared_ptr<const CorpusStatistics> source_statistics = options.source_statistics,
+                                          target_statistics = options.target_statistics;
+  if (!source_statistics)
+    source_statistics = std::make_shared<const CorpusStatistics>(
+        gather_corpus_statistics(options.source_corpus, source_terms.terms, corpus_options));
+  if (!target_statistics)
+    target_statistics = std::make_shared<const CorpusStatistics>(
+        gather_corpus_statistics(options.target_corpus, target_terms.terms, corpus_options));
+  const CorpusStatistics& source_corpus = *source_statistics;
+  const CorpusStatistics& target_corpus = *target_statistics;
   const auto found = [](const CorpusStatistics& corpus) {
     return static_cast<std::size_t>(std::count_if(corpus.term_count.begin(), corpus.term_count.end(),
                                                   [](std::uint64_t count) { return count > 0; }));

@@ -603,10 +603,12 @@ Embeddings load_fasttext_bin_gz(const std::string& path, const LoadOptions& opti
           rows.insert(rows.end(), word_rows.begin(), word_rows.end());
         }
         // The words a run may ask subword vectors of (TermComposer: as written or lower-cased).
-        for (const std::string& word : options.wanted) {
-          for (const std::string& form : {word, to_lower(word)}) {
-            model.subword_rows(form, word_rows);
-            wanted_rows.insert(wanted_rows.end(), word_rows.begin(), word_rows.end());
+        for (const auto* words : {&options.wanted, &options.subword_wanted}) {
+          for (const std::string& word : *words) {
+            for (const std::string& form : {word, to_lower(word)}) {
+              model.subword_rows(form, word_rows);
+              wanted_rows.insert(wanted_rows.end(), word_rows.begin(), word_rows.end());
+            }
           }
         }
         rows.insert(rows.end(), wanted_rows.begin(), wanted_rows.end());
@@ -668,9 +670,12 @@ std::optional<int> vector_file_dimension(const std::string& path) {
   }
 }
 
+bool is_gzipped_fasttext_model(const std::string& path) {
+  return detail::has_gzip_magic(path) && gzipped_fasttext_model(path);
+}
+
 Embeddings load_embeddings(const std::string& path, const LoadOptions& options) {
-  const bool model =
-      detail::has_fasttext_magic(path) || (detail::has_gzip_magic(path) && gzipped_fasttext_model(path));
+  const bool model = detail::has_fasttext_magic(path) || is_gzipped_fasttext_model(path);
   Embeddings embeddings = model ? load_fasttext_bin(path, options) : load_vec(path, options);
   if (options.fold_case) {
     for (std::size_t r = 0; r < embeddings.words.size(); ++r) {

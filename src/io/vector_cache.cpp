@@ -11,7 +11,8 @@ namespace {
 // The same words kept: the loads give the same vectors (the threads and the parsing chunks change nothing).
 bool same_words(const LoadOptions& a, const LoadOptions& b) {
   return a.restrict_words == b.restrict_words && a.fold_case == b.fold_case &&
-         (!a.restrict_words || (a.most_frequent == b.most_frequent && a.wanted == b.wanted));
+         (!a.restrict_words || (a.most_frequent == b.most_frequent && a.wanted == b.wanted)) &&
+         a.subword_wanted == b.subword_wanted;
 }
 
 }  // namespace

@@ -441,8 +441,11 @@ void collect_evidence(const AlignConfig& config, bool full_evidence, ComposedTer
     if (words.restore_word_vectors) words.restore_word_vectors();
     const TermComposer source_composer(words.source, words.mapping.source, words.source_composition);
     const TermComposer target_composer(words.target, words.mapping.target, words.target_composition);
-    add_corpus_evidence(corpus_evidence_options(config), result.source_terms, result.target_terms,
-                        source_composer, target_composer, words.mapping, words.seed, evidence);
+    CorpusEvidenceOptions options = corpus_evidence_options(config);
+    options.source_statistics = words.source_corpus;
+    options.target_statistics = words.target_corpus;
+    add_corpus_evidence(options, result.source_terms, result.target_terms, source_composer, target_composer,
+                        words.mapping, words.seed, evidence);
   }
   evidence.source_parts = nested_terms(result.source_terms);
   evidence.target_parts = nested_terms(result.target_terms);

@@ -5,6 +5,8 @@
 #include <functional>
 #include <memory>
 
+#include "evidence/corpus_evidence.h"
+#include "io/corpus.h"
 #include "io/io.h"
 #include "pipeline/stages.h"
 #include "termalign/embeddings.h"
@@ -139,6 +141,7 @@ class Scheduler {
           target_options_ = side_options({&result_.target_terms.terms, &seed_targets}, config_);
         },
         threads_);
+    gather_corpora_for_gzipped_models();
     load_pair(config_.input.src_vectors, config_.input.tgt_vectors, source_options_, target_options_, cache_,
               source_, target_);
     run_both(
@@ -156,6 +159,35 @@ class Scheduler {
     check_inputs_against_vectors(config_, fit_, result_.source_terms, result_.target_terms, source_, target_,
                                  seed_, source_composition_.split_closed_compounds,
                                  target_composition_.split_closed_compounds);
+  }
+
+  // A gzipped model is read in one pass, so the words whose subword vectors the corpus evidence will ask of it
+  // (its most frequent context words) must be known before: with a .bin.gz and corpora, the corpora's statistics
+  // are gathered here, before the vectors, and the evidence takes them. With a .bin they are gathered after the
+  // scoring, when the vectors' memory is freed.
+  void gather_corpora_for_gzipped_models() {
+    if (!full_evidence_ || config_.input.src_corpus.empty()) return;
+    const bool source_gzipped = is_gzipped_fasttext_model(config_.input.src_vectors);
+    const bool target_gzipped = is_gzipped_fasttext_model(config_.input.tgt_vectors);
+    if (!source_gzipped && !target_gzipped) return;
+    const CorpusEvidenceOptions options = corpus_evidence_options(config_);
+    CorpusOptions corpus_options;
+    corpus_options.window = options.window;
+    corpus_options.threads = options.threads;
+    const auto gather = [&](const std::string& corpus, const TermList& terms, bool gzipped, LoadOptions& load) {
+      auto statistics =
+          std::make_shared<const CorpusStatistics>(gather_corpus_statistics(corpus, terms.terms, corpus_options));
+      if (gzipped) {  // the words the composer may look up for them (compound pieces too), as for the terms
+        const std::vector<std::string> words = translated_context_words(*statistics, options.translated_words);
+        load.subword_wanted = collect_word_set({&words});
+      }
+      return statistics;
+    };
+    source_corpus_ = gather(options.source_corpus, result_.source_terms, source_gzipped, source_options_);
+    target_corpus_ = gather(options.target_corpus, result_.target_terms, target_gzipped, target_options_);
+    logger().info("a gzipped model is read in one pass: the corpora were read first, for the subword vectors of "
+                  "their most frequent context words ({} and {} words and parts of words)",
+                  source_options_.subword_wanted.size(), target_options_.subword_wanted.size());
   }
 
   // Without a seed lexicon, the dictionary's frequent single-word pairs are the seed (in place of an induced
@@ -401,6 +433,8 @@ class Scheduler {
       target_words_spill_.restore(target_words_.vectors.vectors);
     };
     words.dictionary = dictionary_.get();
+    words.source_corpus = std::move(source_corpus_);
+    words.target_corpus = std::move(target_corpus_);
     words.restore_word_vectors = [this] {
       source_spill_.restore(source_.vectors);
       target_spill_.restore(target_.vectors);
@@ -463,6 +497,8 @@ class Scheduler {
   PairList seed_;
   std::shared_ptr<const Dictionary> dictionary_;  // --dictionary, read with the inputs
   bool dictionary_seeded_ = false;                // the seed is the dictionary's (seed_from_dictionary)
+  // The corpora's statistics gathered before the vectors (gather_corpora_for_gzipped_models), else null.
+  std::shared_ptr<const CorpusStatistics> source_corpus_, target_corpus_;
   LoadOptions source_options_, target_options_;
   // config_.composition for each list over its vectors (closed_compounds_for), set by load_vectors.
   CompositionOptions source_composition_, target_composition_;

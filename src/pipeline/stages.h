@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "evidence/word_translation.h"
+#include "io/corpus.h"
 #include "io/dictionary.h"
 #include "mapping/composition.h"
 #include "mapping/mapping.h"
@@ -189,6 +190,9 @@ struct WordEvidenceInputs {
   std::function<void()> restore_term_words = nullptr;
   std::function<void()> restore_word_vectors = nullptr;
   const Dictionary* dictionary = nullptr;  // --dictionary, when given
+  // The corpora's statistics, when gathered before the vectors were loaded (a gzipped model needs to know the
+  // corpus words it will be asked for); null: the corpus evidence gathers them.
+  std::shared_ptr<const CorpusStatistics> source_corpus, target_corpus;
 };
 
 // Fills result.evidence (result holds the term lists) from the scored candidates: CSLS and cosine always, the
