@@ -37,6 +37,14 @@ std::size_t tile_from_environment(const char* name, std::size_t fallback) {
   return value != nullptr && std::atol(value) > 0 ? static_cast<std::size_t>(std::atol(value)) : fallback;
 }
 
+// The bf16 benchmarks on a CPU without bf16 instructions: skipped, with the reason run_benchmarks.sh looks for.
+constexpr const char* kNoBf16 = "this CPU has no bf16 instructions";
+bool skipped_without_bf16(benchmark::State& state, std::int64_t precision) {
+  if (precision == 0 || termalign::cpu_has_bf16()) return false;
+  state.SkipWithError(kNoBf16);
+  return true;
+}
+
 termalign::TileOptions bench_tiles(std::int64_t precision = 0) {
   termalign::TileOptions tiles;
   tiles.precision = precision == 1 ? termalign::Precision::bf16 : termalign::Precision::fp32;
@@ -101,6 +109,7 @@ void BM_PlainGemmTiles(benchmark::State& state) {
 // Yardstick 1 in bf16: the same tiles as oneDNN bf16 matmuls (detail::Bf16Product, fp32 results), the rows
 // rounded to bf16 beforehand (the passes round them as they go).
 void BM_Bf16GemmTiles(benchmark::State& state) {
+  if (skipped_without_bf16(state, 1)) return;
   const int n = static_cast<int>(state.range(0));
   const termalign::Matrix X = random_unit_rows(n, 1), Z = random_unit_rows(n, 2);
   std::vector<termalign::detail::Bf16> x(X.size()), z(Z.size());
@@ -140,6 +149,7 @@ void BM_EigenGemm(benchmark::State& state) {
 }
 
 void BM_NeighbourhoodMeans(benchmark::State& state) {
+  if (skipped_without_bf16(state, state.range(1))) return;
   const int n = static_cast<int>(state.range(0));
   const termalign::Matrix X = random_unit_rows(n, 1), Z = random_unit_rows(n, 2);
   const termalign::TileOptions tiles = bench_tiles(state.range(1));
@@ -156,6 +166,7 @@ void BM_NeighbourhoodMeans(benchmark::State& state) {
 
 // The selection as `termalign align` runs it by default: top 10 per source, cut at the BUCC cap (10 n).
 void BM_SelectCandidates(benchmark::State& state) {
+  if (skipped_without_bf16(state, state.range(1))) return;
   const int n = static_cast<int>(state.range(0));
   const termalign::Matrix X = random_unit_rows(n, 1), Z = random_unit_rows(n, 2);
   const termalign::TileOptions tiles = bench_tiles(state.range(1));
@@ -175,6 +186,7 @@ void BM_SelectCandidates(benchmark::State& state) {
 // pass over the similarities plus an eighth for the floors. Its GFLOP/s count the flops of the two passes it
 // replaces (4 n^2 d), so it can exceed the GEMM's.
 void BM_CslsOnePass(benchmark::State& state) {
+  if (skipped_without_bf16(state, state.range(1))) return;
   const int n = static_cast<int>(state.range(0));
   const termalign::Matrix X = random_unit_rows(n, 1), Z = random_unit_rows(n, 2);
   const termalign::TileOptions tiles = bench_tiles(state.range(1));

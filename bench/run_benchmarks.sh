@@ -296,6 +296,8 @@ def bench(pattern):
             if entry.get("run_type") == "aggregate":
                 continue
             if entry.get("error_occurred"):
+                if entry.get("error_message") == "this CPU has no bf16 instructions":
+                    continue  # bench_scoring's bf16 benchmarks where the CPU cannot run them
                 sys.exit(f"{path}: {entry['name']}: {entry.get('error_message')}")
             parts = entry["name"].split("/")
             name, n = parts[0], int(parts[1].split(":")[-1])
@@ -426,7 +428,13 @@ lines += ["", "## f. bf16 tiles against fp32, 2 threads", "",
           "| n | tile product fp32 / bf16 (GFLOP/s) | neighbourhood pass fp32 / bf16 (ms) | selection pass fp32 / bf16 "
           "(ms) | both passes: bf16 speed-up | one pass fp32 / bf16 (ms) | one pass: bf16 speed-up |",
           "|---|---|---|---|---|---|---|"]
-for n in (2000, 10000, 40000):
+has_bf16 = ("Bf16GemmTiles", 10000) in two
+if not has_bf16:
+    del lines[-2:]
+    lines.append("This CPU has no bf16 instructions (AVX512_BF16 or AMX-BF16): bench_scoring skipped its bf16 "
+                 "benchmarks, and the default precision is fp32 (the `align` runs below compare it with "
+                 "`--precision fp32`).")
+for n in (2000, 10000, 40000) if has_bf16 else ():
     fp32_pair = two["NeighbourhoodMeans", n][0] + two["SelectCandidates", n][0]
     bf16_pair = two["NeighbourhoodMeansBf16", n][0] + two["SelectCandidatesBf16", n][0]
     pass_speedups[n] = fp32_pair / bf16_pair
@@ -539,9 +547,13 @@ if real is not None:
                      f"{real[name + '-zlib'][0]:.1f} s), {'identical' if same else 'DIFFERENT'} | "
                      f"{met(real[name][1] < 1024 and real[name][0] <= seconds and same)} |")
 all_identical = all(verdict == "identical" for verdict in identical.values())
-lines += [f"| bf16 both CSLS passes >= 1.7x fp32, n = 10k and 40k | {pass_speedups[10000]:.2f}x, "
-          f"{pass_speedups[40000]:.2f}x | {met(min(pass_speedups[10000], pass_speedups[40000]) >= 1.7)} |"]
-if large is not None:
+if has_bf16:
+    lines += [f"| bf16 both CSLS passes >= 1.7x fp32, n = 10k and 40k | {pass_speedups[10000]:.2f}x, "
+              f"{pass_speedups[40000]:.2f}x | {met(min(pass_speedups[10000], pass_speedups[40000]) >= 1.7)} |"]
+else:
+    lines += ["| bf16 both CSLS passes >= 1.7x fp32, n = 10k and 40k | this CPU has no bf16 instructions | "
+              "not measured |"]
+if large is not None and has_bf16:
     lines.append(f"| bf16 `align` 130k x {n2 // 1000}k, plain method, <= 0.65x the fp32 time | "
                  f"{large[0] / large_fp32[0]:.2f}x | {met(large[0] <= 0.65 * large_fp32[0])} |")
 lines.append(f"| bf16 outputs identical to fp32 in every case | {len(identical)} `align` comparisons, every "
@@ -595,7 +607,10 @@ if readme != "none":
                      f"{real['real-bin-gz'][0]:.1f} s, {real['real-bin-gz'][1]:.0f} MiB; outputs "
                      f"{'identical to' if gz_identical else '**DIFFERENT** from'} the uncompressed runs' | zlib: {real['real-vec-gz-zlib'][0]:.1f} s / "
                      f"{real['real-bin-gz-zlib'][0]:.1f} s |")
-    block.append(f"| bf16 tiles (the default precision here) against fp32: both passes n = 10k / 40k; `align` 20k "
+    if not has_bf16:
+        block.append("| bf16 tiles against fp32 | this CPU has no bf16 instructions: fp32 is the default | |")
+    else:
+      block.append(f"| bf16 tiles (the default precision here) against fp32: both passes n = 10k / 40k; `align` 20k "
                  f"plain / default{'; 130k plain / default' if large is not None else ''} | "
                  f"{pass_speedups[10000]:.2f}x / {pass_speedups[40000]:.2f}x faster; "
                  f"{align2[0] / plain20_fp32[0]:.2f} / {default20[0] / default20_fp32[0]:.2f} of the fp32 time"
