@@ -192,7 +192,7 @@ struct WordEvidenceInputs {
   const Dictionary* dictionary = nullptr;  // --dictionary, when given
   // The corpora's statistics, when gathered before the vectors were loaded (a gzipped model needs to know the
   // corpus words it will be asked for); null: the corpus evidence gathers them.
-  std::shared_ptr<const CorpusStatistics> source_corpus, target_corpus;
+  std::shared_ptr<const CorpusStatistics> source_corpus = nullptr, target_corpus = nullptr;
 };
 
 // Fills result.evidence (result holds the term lists) from the scored candidates: CSLS and cosine always, the
