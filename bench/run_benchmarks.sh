@@ -244,15 +244,14 @@ if [[ $REAL_SIZE == run ]]; then
   cmake -S "$ROOT" -B "$BUILD-zlib" -DCMAKE_BUILD_TYPE=Release -DTERMALIGN_WITH_ISAL=OFF \
     -DTERMALIGN_BUILD_TESTS=OFF >/dev/null
   cmake --build "$BUILD-zlib" -j2 --target termalign >/dev/null
-  # real_align NAME EXTENSION RUN [corpora|zlib|seedless]: the default configuration on the real-size case (zlib:
-  # the build with zlib's inflater; seedless: no seed lexicon, as a task folder, the seed induced).
+  # real_align NAME EXTENSION RUN [corpora|zlib]: the default configuration on the real-size case (zlib: the
+  # build with zlib's inflater).
   real_align() {
-    local name=$1 extension=$2 run=$3 corpora=() program=$TERMALIGN seed=(--seed "$DR/seed-en-fr.txt")
+    local name=$1 extension=$2 run=$3 corpora=() program=$TERMALIGN
     [[ ${4:-} == corpora ]] && corpora=(--src-corpus "$DR/corpus-en.txt" --tgt-corpus "$DR/corpus-fr.txt")
     [[ ${4:-} == zlib ]] && program=$BUILD-zlib/termalign
-    [[ ${4:-} == seedless ]] && seed=(--seed auto)
     /usr/bin/time -v -o "$RESULTS/$name.time.$run" "$program" align --src-vectors "$DR/en.$extension" \
-      --tgt-vectors "$DR/fr.$extension" "${seed[@]}" --src-terms "$DR/terms-en.txt" \
+      --tgt-vectors "$DR/fr.$extension" --seed "$DR/seed-en-fr.txt" --src-terms "$DR/terms-en.txt" \
       --tgt-terms "$DR/terms-fr.txt" "${corpora[@]}" --out "$DR/$name.tsv" --threads 2 2>"$RESULTS/$name.log"
     "$TERMALIGN" evaluate --gold "$DR/terms-en-fr.txt" --pred "$DR/$name.tsv" --src-terms "$DR/terms-en.txt" \
       --tgt-terms "$DR/terms-fr.txt" --json >"$RESULTS/$name.eval.json"
@@ -261,7 +260,6 @@ if [[ $REAL_SIZE == run ]]; then
     "corpora; libfasttext's loadModel + getWordVector of one .bin; 2 runs each, alternating"
   for run in 1 2; do
     real_align real-bin bin "$run"
-    real_align real-bin-seedless bin "$run" seedless
     real_align real-vec vec "$run"
     real_align real-corpora bin "$run" corpora
     real_align real-vec-gz vec.gz "$run"
@@ -463,15 +461,8 @@ lines += ["", "Fastest of the runs each (20k: the default precision's runs of b 
 
 real = None
 if machine.get("real_size", "skip") == "run":
-    real = {name: timed(name) for name in ("real-bin", "real-bin-seedless", "real-vec", "real-corpora",
-                                           "real-fasttext", "real-vec-gz", "real-vec-gz-zlib", "real-bin-gz",
-                                           "real-bin-gz-zlib")}
-    # The induced seed's own seconds: from the log's first line about it to the last round's.
-    stamps = [re.match(r"\[(\d+):(\d+):([\d.]+)\]", line) for line in
-              open(sorted(glob.glob(f"{results}/real-bin-seedless.log"))[-1]) if "seed auto" in line or
-              "seed round" in line or "no word pairs by spelling" in line]
-    stamps = [int(m[1]) * 3600 + int(m[2]) * 60 + float(m[3]) for m in stamps if m]
-    seed_seconds = stamps[-1] - stamps[0] if len(stamps) > 1 else float("nan")
+    real = {name: timed(name) for name in ("real-bin", "real-vec", "real-corpora", "real-fasttext", "real-vec-gz",
+                                           "real-vec-gz-zlib", "real-bin-gz", "real-bin-gz-zlib")}
     gz_identical = all(line.endswith(" identical") for line in open(f"{results}/identical-gz.txt").read().split("\n")
                        if line)
     reference_line = open(sorted(glob.glob(f"{results}/real-fasttext.txt.*"))[-1]).read().strip()
@@ -487,9 +478,6 @@ if machine.get("real_size", "skip") == "run":
               "| run | wall (s) | peak RSS (MiB) | AP |", "|---|---|---|---|",
               f"| `align`, .bin both sides | {real['real-bin'][0]:.1f} | {real['real-bin'][1]:.0f} | "
               f"{ap('real-bin'):.4f} |",
-              f"| `align`, .bin both sides, no seed lexicon (a task folder: the seed induced, {seed_seconds:.1f} s of "
-              f"it) | {real['real-bin-seedless'][0]:.1f} | {real['real-bin-seedless'][1]:.0f} | "
-              f"{ap('real-bin-seedless'):.4f} |",
               f"| `align`, .vec both sides | {real['real-vec'][0]:.1f} | {real['real-vec'][1]:.0f} | "
               f"{ap('real-vec'):.4f} |",
               f"| `align`, .bin both sides, with the corpora | {real['real-corpora'][0]:.1f} | "
@@ -534,11 +522,7 @@ if large is not None:
               f"{met(default_large[0] <= 1.3 * large[0] and default_large[1] < 1024)} |"]
 if real is not None:
     lines += [f"| real size, .bin both sides: peak < 1 GiB and wall < 10 s | {real['real-bin'][1]:.0f} MiB, "
-              f"{real['real-bin'][0]:.1f} s | {met(real['real-bin'][1] < 1024 and real['real-bin'][0] < 10)} |",
-              f"| real size, .bin both sides without a seed lexicon: peak < 1 GiB and wall < 10 s | "
-              f"{real['real-bin-seedless'][1]:.0f} MiB, {real['real-bin-seedless'][0]:.1f} s (the induced seed "
-              f"{seed_seconds:.1f} s) | "
-              f"{met(real['real-bin-seedless'][1] < 1024 and real['real-bin-seedless'][0] < 10)} |"]
+              f"{real['real-bin'][0]:.1f} s | {met(real['real-bin'][1] < 1024 and real['real-bin'][0] < 10)} |"]
     for name, plain, what, seconds in (("real-vec-gz", "real-vec", ".vec.gz", 20),
                                        ("real-bin-gz", "real-bin", ".bin.gz", 30)):
         same = f"{plain} {name} identical" in open(f"{results}/identical-gz.txt").read().splitlines()
@@ -594,11 +578,8 @@ if readme != "none":
                      "the plain time) | |")
     if real is not None:
         block.append(f"| default `align` with the inputs participants have: 1,270 x 9,712 terms, cc.en.300-shaped "
-                     f".bin (7.2 GB a language) / the same without a seed lexicon / 2M-word .vec (4.8 GB) / .bin "
-                     f"with 1.1M-sentence corpora | "
-                     f"{real['real-bin'][0]:.1f} s, {real['real-bin'][1]:.0f} MiB / "
-                     f"{real['real-bin-seedless'][0]:.1f} s, {real['real-bin-seedless'][1]:.0f} MiB / "
-                     f"{real['real-vec'][0]:.1f} s, "
+                     f".bin (7.2 GB a language) / 2M-word .vec (4.8 GB) / .bin with 1.1M-sentence corpora | "
+                     f"{real['real-bin'][0]:.1f} s, {real['real-bin'][1]:.0f} MiB / {real['real-vec'][0]:.1f} s, "
                      f"{real['real-vec'][1]:.0f} MiB / {real['real-corpora'][0]:.1f} s, "
                      f"{real['real-corpora'][1]:.0f} MiB | libfasttext `loadModel` + `getWordVector`, one .bin: "
                      f"{real['real-fasttext'][0]:.1f} s, {real['real-fasttext'][1]:.0f} MiB |")
