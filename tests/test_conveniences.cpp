@@ -104,6 +104,48 @@ TEST_CASE(".vec.gz loads the same words and vectors as the .vec, in pieces cross
   }
 }
 
+TEST_CASE(".vec.gz across the inflater's 16 MiB blocks: short lines, and lines longer than a block's headroom",
+          "[formats]") {
+  // The text is inflated 16 MiB at a time; the unfinished line at the end of a block goes before the next block,
+  // in 1 MiB of room kept there, or, when longer, is copied whole. Two files: 50,000 rows of 100 values (about
+  // 35 MB: two block borders, each within a short line), and 2 rows of 1,300,000 values (9.5 MB a line: the border
+  // falls 7 MB into the second line).
+  const std::string dir = scratch_dir("vec-gz-blocks");
+  for (const auto& [rows, dim] : {std::pair<int, int>{50000, 100}, std::pair<int, int>{2, 1300000}}) {
+    const std::string vec = dir + "/big-" + std::to_string(dim) + ".vec";
+    {
+      std::ofstream out(vec, std::ios::binary);
+      out << rows << ' ' << dim << '\n';
+      std::uint32_t state = 7;
+      std::string line;
+      for (int r = 0; r < rows; ++r) {
+        line = "w" + std::to_string(r);
+        for (int c = 0; c < dim; ++c) {
+          state = state * 1664525u + 1013904223u;
+          line += ' ' + std::to_string(static_cast<int>(state >> 22) - 512) + ".25";
+        }
+        out << line << '\n';
+      }
+    }
+    gzip_file(vec, vec + ".gz");
+    LoadOptions options;
+    options.threads = 2;
+    options.restrict_words = true;
+    options.most_frequent = 1;
+    for (int r = 0; r < rows; r += 997) options.wanted.insert("w" + std::to_string(r));
+    options.wanted.insert("w" + std::to_string(rows - 1));
+    const Embeddings plain = load_vec(vec, options);
+    const Embeddings compressed = load_embeddings(vec + ".gz", options);
+    CAPTURE(rows, dim);
+    CHECK(plain.words.size() == (rows > 2 ? 52u : 2u));
+    CHECK(compressed.words == plain.words);
+    REQUIRE(compressed.vectors.rows() == plain.vectors.rows());
+    CHECK((compressed.vectors.array() == plain.vectors.array()).all());
+    std::filesystem::remove(vec);
+    std::filesystem::remove(vec + ".gz");
+  }
+}
+
 TEST_CASE("align with .vec.gz vectors writes byte-identical outputs to the .vec", "[formats]") {
   const std::string dir = scratch_dir("align-gz");
   gzip_file(kModels + "en.vec", dir + "/en.vec.gz");

@@ -251,17 +251,58 @@ void place_chunks(std::vector<Chunk>& chunks, const LoadOptions& options, std::s
   }
 }
 
+// Each word seen -> the line it is on: open addressing over the words' hashes, the words themselves views into
+// text that outlives the table (a node-based map allocated a node a word: 11 % of a 2M-word .vec.gz load).
+class FirstLines {
+ public:
+  explicit FirstLines(std::size_t expected = 0) { rehash(expected); }
+  // Records `word` on `line`; returns the line it was first seen on, or 0 when this is the first time.
+  std::size_t insert(std::string_view word, std::size_t line) {
+    if (2 * (size_ + 1) > slots_.size()) rehash(2 * (size_ + 1));
+    const std::size_t hash = std::hash<std::string_view>()(word);
+    for (std::size_t slot = hash & mask_;; slot = (slot + 1) & mask_) {
+      Slot& entry = slots_[slot];
+      if (entry.line == 0) {
+        entry = {word, hash, line};
+        ++size_;
+        return 0;
+      }
+      if (entry.hash == hash && entry.word == word) return entry.line;
+    }
+  }
+
+ private:
+  struct Slot {
+    std::string_view word;
+    std::size_t hash = 0, line = 0;  // line 0: empty (a word's line is at least 2)
+  };
+  void rehash(std::size_t wanted) {
+    std::size_t count = 1024;
+    while (count < 2 * wanted) count *= 2;
+    if (count <= slots_.size()) return;
+    std::vector<Slot> old(count);
+    old.swap(slots_);
+    mask_ = count - 1;
+    for (const Slot& entry : old) {
+      if (entry.line == 0) continue;
+      std::size_t slot = entry.hash & mask_;
+      while (slots_[slot].line != 0) slot = (slot + 1) & mask_;
+      slots_[slot] = entry;
+    }
+  }
+  std::vector<Slot> slots_;
+  std::size_t mask_ = 0, size_ = 0;
+};
+
 // The first duplicate word of the chunks, in file order, into first_error (unless it holds an error);
 // first_lines: each word seen (in these chunks or before) -> its line.
-void find_duplicates(const std::vector<Chunk>& chunks,
-                     std::unordered_map<std::string_view, std::size_t>& first_lines, LineError& first_error) {
+void find_duplicates(const std::vector<Chunk>& chunks, FirstLines& first_lines, LineError& first_error) {
   for (const Chunk& chunk : chunks) {
     for (std::size_t index = 0; index < chunk.words.size() && first_error.line == 0; ++index) {
-      const auto inserted = first_lines.emplace(chunk.words[index], chunk.first_line + index);
-      if (!inserted.second && !chunk.words[index].empty()) {
+      const std::size_t first = first_lines.insert(chunk.words[index], chunk.first_line + index);
+      if (first != 0 && !chunk.words[index].empty()) {
         first_error = {chunk.first_line + index, "duplicate word " + quoted(chunk.words[index]) +
-                                                     " (first at line " + std::to_string(inserted.first->second) +
-                                                     ")"};
+                                                     " (first at line " + std::to_string(first) + ")"};
       }
     }
   }
@@ -320,8 +361,7 @@ Embeddings parse_vec_text(const std::string& path, std::string_view contents,
   // rows.
   LineError first_error;
   const auto check_and_index_words = [&] {
-    std::unordered_map<std::string_view, std::size_t> first_lines;
-    first_lines.reserve(total_rows);
+    FirstLines first_lines(total_rows);
     find_duplicates(chunks, first_lines, first_error);
     if (total_rows > header.words) {
       keep_first(first_error, header.words + 2,
@@ -363,41 +403,62 @@ Embeddings parse_vec_text(const std::string& path, std::string_view contents,
 class GzipBlocks {
  public:
   static constexpr std::size_t kBlockBytes = std::size_t{16} << 20;
+  // Room before each block for the end of the last one's last line (a line is a few KB).
+  static constexpr std::size_t kHeadroom = std::size_t{1} << 20;
 
-  explicit GzipBlocks(const std::string& path) : stream_(path) { inflate_next(); }
+  explicit GzipBlocks(const std::string& path) : stream_(path) { inflate_next(std::string()); }
 
-  // The next block into `block` (its first line starts a line of the file); false at the end of the text.
-  bool next(std::string& block) {
-    block = std::move(carry_);
-    carry_.clear();
-    while (!ended_) {
-      std::string inflated = inflated_.get();
-      ended_ = inflated.size() < kBlockBytes;
-      if (!ended_) inflate_next();
-      block += inflated;
-      if (ended_) break;
-      const auto last_newline = block.rfind('\n');
-      if (last_newline != std::string::npos) {
-        carry_.assign(block, last_newline + 1);
-        block.resize(last_newline + 1);
-        return true;
-      }
+  // The next block (its first line starts a line of the file), valid until the next call; false at the end of
+  // the text. The two buffers take turns: one inflated on a thread of its own while the other is read; neither
+  // is zeroed nor copied (the last block's unfinished line goes in front of the next, in its headroom).
+  bool next(std::string_view& block) {
+    if (ended_) {
+      if (carry_.empty()) return false;
+      long_line_ = std::move(carry_);
+      carry_.clear();
+      block = long_line_;
+      return true;
     }
+    std::string inflated = inflated_.get();
+    const std::size_t size = inflated.size() - kHeadroom;
+    ended_ = size < kBlockBytes;
+    if (!ended_) inflate_next(std::move(reading_));
+    reading_ = std::move(inflated);
+    std::string_view data(reading_.data() + kHeadroom, size);
+    const std::size_t last_newline = ended_ ? data.size() - 1 : data.rfind('\n');
+    if (last_newline == std::string_view::npos || carry_.size() > kHeadroom) {
+      // A line longer than a block, or than the headroom (rare): copied whole.
+      carry_.append(data);
+      if (last_newline == std::string_view::npos) return next(block);
+      const std::size_t tail = data.size() - 1 - last_newline;
+      long_line_.assign(carry_, 0, carry_.size() - tail);
+      carry_.erase(0, carry_.size() - tail);
+      block = long_line_;
+      return true;
+    }
+    char* const start = reading_.data() + kHeadroom - carry_.size();
+    std::copy(carry_.begin(), carry_.end(), start);
+    block = std::string_view(start, carry_.size() + last_newline + 1);
+    carry_.assign(data.substr(last_newline + 1));
     return !block.empty();
   }
   std::uint64_t position() const { return stream_.position(); }
 
  private:
-  void inflate_next() {
-    inflated_ = std::async(std::launch::async, [this] {
-      std::string text(kBlockBytes, '\0');
-      text.resize(stream_.read(text.data(), text.size()));
-      return text;
+  // Inflates the next block into `buffer` (recycled: its bytes are overwritten, not zeroed first, when it is
+  // already of the size), after kHeadroom bytes.
+  void inflate_next(std::string buffer) {
+    inflated_ = std::async(std::launch::async, [this, buffer = std::move(buffer)]() mutable {
+      if (buffer.size() != kHeadroom + kBlockBytes) buffer.resize(kHeadroom + kBlockBytes);
+      buffer.resize(kHeadroom + stream_.read(buffer.data() + kHeadroom, kBlockBytes));
+      return std::move(buffer);
     });
   }
 
   detail::GzipStream stream_;
-  std::string carry_;
+  std::string carry_;      // the last block's unfinished line
+  std::string reading_;    // the buffer of the block handed out last
+  std::string long_line_;  // a block copied whole (see next)
   bool ended_ = false;
   std::future<std::string> inflated_;  // declared last: destroyed (waited for) before the stream
 };
@@ -406,7 +467,7 @@ class GzipBlocks {
 // duplicates) stay, never the text. The same vectors and errors (lines of the decompressed text) as the .vec.
 Embeddings load_vec_gz(const std::string& path, const LoadOptions& options, Clock::time_point start) {
   GzipBlocks blocks(path);
-  std::string block;
+  std::string_view block;
   if (!blocks.next(block))
     throw_input_error(path, 1, "empty file (expected a header '<number of words> <dimension>')");
   std::string_view text = block;
@@ -420,7 +481,8 @@ Embeddings load_vec_gz(const std::string& path, const LoadOptions& options, Cloc
   Embeddings embeddings;
   embeddings.path = path;
   std::deque<std::string> word_bytes;  // every word read so far (duplicates are looked for in all of them)
-  std::unordered_map<std::string_view, std::size_t> first_lines;
+  // Room for the words the header announces (at most 4M: a header is not trusted with memory).
+  FirstLines first_lines(std::min<std::size_t>(header.words, std::size_t{1} << 22));
   std::size_t total_rows = 0, kept_rows = 0, charged = 0;
   LineError first_error;
   Progress progress(path + ": rows read", header.words);
