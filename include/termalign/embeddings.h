@@ -78,8 +78,8 @@ std::string format_vec(const std::vector<std::string>& words, const Matrix& vect
 
 // fastText .bin model: the in-vocabulary words' vectors (as getWordVector, bit for bit) and the model, kept for
 // the out-of-vocabulary words. A gzipped model (.bin.gz) is read in one pass, keeping the rows of the kept words
-// and of `wanted`'s and `subword_wanted`'s (whose subword vectors are then available; other words' are not). A file that is not a
-// fastText model, a truncated or damaged one, is an input error.
+// and of `wanted`'s and `subword_wanted`'s (whose subword vectors are then available; other words' are not). A
+// file that is not a fastText model, a truncated or damaged one, is an input error.
 Embeddings load_fasttext_bin(const std::string& path, const LoadOptions& options = {});
 
 // The dimension a vector file's header announces (.vec, .bin, either gzipped), read without loading the file:

@@ -64,8 +64,9 @@ std::vector<SparseVector> translate_context_words(const CorpusEvidenceOptions& o
   }
   const std::vector<std::uint32_t> source_ids = most_frequent_words(source_corpus, options.translated_words);
   const std::vector<std::uint32_t> target_ids = most_frequent_words(target_corpus, options.translated_words);
-  const std::vector<std::string> source_words = translated_context_words(source_corpus, options.translated_words);
-  const std::vector<std::string> target_words = translated_context_words(target_corpus, options.translated_words);
+  std::vector<std::string> source_words, target_words;
+  for (const std::uint32_t id : source_ids) source_words.push_back(source_corpus.words[id]);
+  for (const std::uint32_t id : target_ids) target_words.push_back(target_corpus.words[id]);
   const WordVectors source_vectors =
       mapped_word_vectors(source_words, source, mapping.source_transform, options.threads);
   const WordVectors target_vectors =
@@ -103,6 +104,13 @@ SparseVector translate(const SparseVector& context, const std::vector<SparseVect
 
 }  // namespace
 
+CorpusOptions statistics_options(const CorpusEvidenceOptions& options) {
+  CorpusOptions corpus_options;
+  corpus_options.window = options.window;
+  corpus_options.threads = options.threads;
+  return corpus_options;
+}
+
 std::vector<std::string> translated_context_words(const CorpusStatistics& statistics, std::size_t translated_words) {
   std::vector<std::string> words;
   for (const std::uint32_t id : most_frequent_words(statistics, translated_words))
@@ -114,9 +122,7 @@ void add_corpus_evidence(const CorpusEvidenceOptions& options, const TermList& s
                          const TermList& target_terms, const TermComposer& source, const TermComposer& target,
                          const Mapping& mapping, const PairList& seed, CandidateEvidence& evidence) {
   const auto started = std::chrono::steady_clock::now();
-  CorpusOptions corpus_options;
-  corpus_options.window = options.window;
-  corpus_options.threads = options.threads;
+  const CorpusOptions corpus_options = statistics_options(options);
   std::shared_ptr<const CorpusStatistics> source_statistics = options.source_statistics,
                                           target_statistics = options.target_statistics;
   if (!source_statistics)

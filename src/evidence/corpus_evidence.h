@@ -25,17 +25,20 @@ struct CorpusEvidenceOptions {
   // on the sample: 0.887 with the corpus model, 0.910 without).
   bool leave_out_when_low = false;
   int threads = 0;
-  // The corpora's statistics when already gathered (gather_corpus_statistics of each list's terms with `window`
-  // and `threads`); null: add_corpus_evidence gathers them.
+  // The corpora's statistics when already gathered (gather_corpus_statistics of each list's terms with
+  // statistics_options); null: add_corpus_evidence gathers them.
   std::shared_ptr<const CorpusStatistics> source_statistics, target_statistics;
 };
+
+// The options the corpus evidence gathers the corpora's statistics with.
+CorpusOptions statistics_options(const CorpusEvidenceOptions& options);
 
 // The context words of `statistics` that the corpus evidence maps (the `translated_words` most frequent): the
 // words whose vectors it asks for.
 std::vector<std::string> translated_context_words(const CorpusStatistics& statistics, std::size_t translated_words);
 
-// Gathers both corpora's statistics (gather_corpus_statistics, one pass each; or takes the options' own) and fills the corpus fields of
-// `evidence` for every candidate:
+// Gathers both corpora's statistics (gather_corpus_statistics, one pass each; or takes the options' own) and
+// fills the corpus fields of `evidence` for every candidate:
 // - source_log_frequency, target_log_frequency: log((count + 1) / (tokens + 1)) of each term in its corpus;
 // - source_log_sentences, target_log_sentences: log((sentences with it + 1) / (sentences + 1));
 // - source_frequency_z, target_frequency_z: the z-score of log(count + 1) among its list's terms (scale-free);

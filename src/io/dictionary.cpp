@@ -445,7 +445,8 @@ void read_dictd(const std::string& base, const std::string& pair, Dictionary& di
   Progress progress("dictionary " + std::filesystem::path(base).filename().string() + ", entries", index.size());
   for (const DictdIndexEntry& entry : index) {
     const std::uint64_t end = entry.offset + entry.length;
-    // (Sorted by offset, no entry starts before the window.) Drop what is before this entry once it is large, then decompress until the entry is in the window.
+    // (Sorted by offset, no entry starts before the window.) Drop what is before this entry once it is large,
+    // then decompress until the entry is in the window.
     if (entry.offset - window_start > (8u << 20) && entry.offset - window_start <= window.size()) {
       window.erase(0, static_cast<std::size_t>(entry.offset - window_start));
       window_start = entry.offset;

@@ -294,6 +294,7 @@ FittedSeed read_off_terms(FittedSeed fitted, const SeedTerms& terms, const Align
                           const Embeddings& source, const Embeddings& target, const Mapping& normalisers,
                           bool keep_start_pairs) {
   const PairList start_pairs = keep_start_pairs ? fitted.seed : PairList();
+  const std::set<std::pair<std::string, std::string>> known(start_pairs.pairs.begin(), start_pairs.pairs.end());
   PairList last_read;  // the last round's pairs read off the terms
   const MappingOptions& options = config.mapping;
   const int threads = config.scoring.threads;
@@ -337,7 +338,6 @@ FittedSeed read_off_terms(FittedSeed fitted, const SeedTerms& terms, const Align
     last_read = seed;
     if (keep_start_pairs) {
       // The start's pairs (a dictionary's), then those read off the terms that it does not hold.
-      const std::set<std::pair<std::string, std::string>> known(start_pairs.pairs.begin(), start_pairs.pairs.end());
       PairList both = start_pairs;
       for (const auto& pair : seed.pairs) {
         if (known.count(pair)) continue;

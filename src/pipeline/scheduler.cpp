@@ -171,9 +171,7 @@ class Scheduler {
     const bool target_gzipped = is_gzipped_fasttext_model(config_.input.tgt_vectors);
     if (!source_gzipped && !target_gzipped) return;
     const CorpusEvidenceOptions options = corpus_evidence_options(config_);
-    CorpusOptions corpus_options;
-    corpus_options.window = options.window;
-    corpus_options.threads = options.threads;
+    const CorpusOptions corpus_options = statistics_options(options);
     const auto gather = [&](const std::string& corpus, const TermList& terms, bool gzipped, LoadOptions& load) {
       auto statistics =
           std::make_shared<const CorpusStatistics>(gather_corpus_statistics(corpus, terms.terms, corpus_options));
