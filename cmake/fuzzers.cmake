@@ -8,15 +8,16 @@ if(TERMALIGN_SANITIZE OR TERMALIGN_BUILD_FUZZERS)
   target_link_options(termalign_lib PUBLIC -fsanitize=address,undefined)
 endif()
 
-# TERMALIGN_BUILD_FUZZERS: one libFuzzer executable per tests/fuzz/fuzz_*.cpp (clang only). The library is also
-# instrumented for coverage (fuzzer-no-link), which the tests of the same build tolerate, so one build serves
-# scripts/sanitize.sh and scripts/fuzz.sh (scripts/build-asan.sh configures it).
+# TERMALIGN_BUILD_FUZZERS: one libFuzzer executable per tests/fuzz/fuzz_*.cpp (clang only). The library's own code is
+# also instrumented for coverage (fuzzer-no-link, PRIVATE: the readers are in it; the tests, the CLI and the headers
+# they compile are not, which would only slow them), and the sanitizer runtime answers its callbacks outside a
+# fuzzer, so one build serves scripts/sanitize.sh and scripts/fuzz.sh (scripts/build-asan.sh configures it).
 if(TERMALIGN_BUILD_FUZZERS)
   if(NOT CMAKE_CXX_COMPILER_ID MATCHES "Clang")
     message(FATAL_ERROR "TERMALIGN_BUILD_FUZZERS needs clang (libFuzzer): configure with "
                         "-DCMAKE_CXX_COMPILER=clang++ (scripts/build-asan.sh does)")
   endif()
-  target_compile_options(termalign_lib PUBLIC -fsanitize=fuzzer-no-link)
+  target_compile_options(termalign_lib PRIVATE -fsanitize=fuzzer-no-link)
   file(GLOB TERMALIGN_FUZZ_SOURCES CONFIGURE_DEPENDS ${PROJECT_SOURCE_DIR}/tests/fuzz/fuzz_*.cpp)
   foreach(source ${TERMALIGN_FUZZ_SOURCES})
     get_filename_component(name ${source} NAME_WE)

@@ -2,7 +2,8 @@
 # The alignment tests in a second build flavour: clang at -O1, generic x86-64 (-DTERMALIGN_NATIVE=OFF), so that a
 # decision that depends on the compiler or the instruction set shows up here rather than on a user's machine. The
 # release build (scripts/test.sh) is gcc at -O3 for this CPU; both must give the pinned figures within their margins.
-# The build has MPI, so that CI's MPI checks (scripts/test_mpi.sh BUILD-DIR) reuse it.
+# The build has MPI (scripts/test_mpi.sh BUILD-DIR can use it). CI builds this flavour once, with the sanitizers
+# (scripts/build-asan.sh), and runs the whole suite there; this script is the quick check without them.
 #
 #   scripts/test_portable.sh [build-dir]     (default build-portable)
 set -euo pipefail

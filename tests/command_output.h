@@ -5,7 +5,9 @@
 
 #include <catch2/catch.hpp>
 #include <cstdio>
+#include <sstream>
 #include <string>
+#include <vector>
 
 struct CommandResult {
   int exit_code = -1;
@@ -21,4 +23,12 @@ inline CommandResult run(const std::string& command) {
   const int status = ::pclose(pipe);
   result.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
   return result;
+}
+
+// The lines of `text` (a command's output, a file's contents), without their line ends.
+inline std::vector<std::string> lines_of(const std::string& text) {
+  std::vector<std::string> lines;
+  std::istringstream stream(text);
+  for (std::string line; std::getline(stream, line);) lines.push_back(line);
+  return lines;
 }

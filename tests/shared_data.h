@@ -12,6 +12,9 @@
 
 namespace termalign_tests {
 
+// The source tree (the repository's root).
+inline const std::string kSource = TERMALIGN_SOURCE_DIR;
+
 // ../shared/data relative to the source tree.
 inline std::string shared_data() { return std::string(TERMALIGN_SOURCE_DIR) + "/../shared/data"; }
 

@@ -67,7 +67,7 @@ double direct_ap(const AlignConfig& config) {
   return evaluate(gold, predictions, &source, &target, EvaluationOptions{}).ap;
 }
 
-std::vector<std::string> lines_of(const std::string& path) {
+std::vector<std::string> file_lines(const std::string& path) {
   std::istringstream text(read_file(path));
   std::vector<std::string> lines;
   for (std::string line; std::getline(text, line);) lines.push_back(line);
@@ -123,8 +123,8 @@ TEST_CASE("ablation: a 2 x 2 grid over the sample, best run reproduced from best
   }
 
   // One header (and the Markdown rule) plus one row per run; the CSV rows agree with the returned runs.
-  CHECK(lines_of((out / "results.md").string()).size() == 2 + 4);
-  const auto csv = lines_of((out / "results.csv").string());
+  CHECK(file_lines((out / "results.md").string()).size() == 2 + 4);
+  const auto csv = file_lines((out / "results.csv").string());
   REQUIRE(csv.size() == 1 + 4);
   const auto columns = split(csv[0], ',');
   REQUIRE(columns.size() == 1 + 2 + 10);
@@ -157,7 +157,7 @@ TEST_CASE("ablation: a 2 x 2 grid over the sample, best run reproduced from best
   CHECK(worst.evaluation.ap < best.evaluation.ap);
 
   // The curve's last AP is the run's AP.
-  const auto curve = lines_of((out / "best.curve.tsv").string());
+  const auto curve = file_lines((out / "best.curve.tsv").string());
   REQUIRE(curve.size() >= 2);
   CHECK(std::stod(split(curve.back(), '\t').back()) == Approx(best.evaluation.ap).margin(1e-6));
 }
@@ -283,7 +283,7 @@ TEST_CASE("ablation: options varied together are one axis of the grid", "[ablate
     CHECK(run.config.scoring.k == (run.number % 2 ? 3 : 5));
     CHECK(run.evaluation.ap == Approx(direct_ap(run.config)).margin(1e-12));
   }
-  const auto header = split(lines_of(grid.output_dir + "/results.csv").front(), ',');
+  const auto header = split(file_lines(grid.output_dir + "/results.csv").front(), ',');
   CHECK(header[1] == "reweight");
 
   // What such an axis must not be: tables mixed with plain values, an empty table, an array inside, or an option
@@ -327,7 +327,7 @@ TEST_CASE("ablation: ablate --base starts every run from a shipped configs/ablat
   // The same run's AP computed outside the runner, from the base file alone plus the grid's inputs.
   AlignConfig expected = best;
   expected.output = OutputOptions{};
-  const auto results = lines_of((fs::path(grid_path).parent_path() / "out" / "results.csv").string());
+  const auto results = file_lines((fs::path(grid_path).parent_path() / "out" / "results.csv").string());
   REQUIRE(results.size() == 3);
   const auto header = split(results[0], ',');
   const auto row = split(results[1], ',');

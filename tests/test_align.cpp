@@ -24,7 +24,7 @@
 using namespace termalign;
 
 namespace {
-const std::string kSource = TERMALIGN_SOURCE_DIR;
+using termalign_tests::kSource;
 const std::string kOutputs = std::string(TERMALIGN_BINARY_DIR) + "/test_align_outputs";
 // The published figures (docs/accuracy.md): the sample's AP with the default (bundled) re-ranker, without the
 // corpora and with none; enfr/train's AP with the bundled models, without and with the corpora (on the data they

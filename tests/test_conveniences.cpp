@@ -56,13 +56,6 @@ void gzip_file(const std::string& path, const std::string& gz) {
   REQUIRE(gzclose(out) == Z_OK);
 }
 
-std::vector<std::string> lines_of(const std::string& text) {
-  std::vector<std::string> lines;
-  std::istringstream stream(text);
-  for (std::string line; std::getline(stream, line);) lines.push_back(line);
-  return lines;
-}
-
 std::vector<std::string> fields_of(const std::string& line) {
   std::vector<std::string> fields;
   std::istringstream stream(line);

@@ -393,13 +393,6 @@ double ap_of_report(const std::string& report) {
   return std::strtod(report.c_str() + 4, nullptr);
 }
 
-std::vector<std::string> lines_of(const std::string& text) {
-  std::vector<std::string> lines;
-  std::istringstream stream(text);
-  for (std::string line; std::getline(stream, line);) lines.push_back(line);
-  return lines;
-}
-
 }  // namespace
 
 TEST_CASE("evaluate scores several runs into one table whose APs are the single runs'", "[cli-evaluate]") {

@@ -29,7 +29,7 @@ namespace {
 using termalign::Embeddings;
 using termalign::LoadOptions;
 
-const std::string kSource = TERMALIGN_SOURCE_DIR;
+using termalign_tests::kSource;
 
 std::string model_temporary(const std::string& name, const std::string& contents) {
   const std::string directory = std::string(TERMALIGN_BINARY_DIR) + "/test_fasttext_model_file";
@@ -111,7 +111,7 @@ std::string gzipped(const std::string& path) {
 std::vector<float> as_vector(const float* data, int size) { return {data, data + size}; }
 
 // The message of the input error loading the model `path` gives ("no error" when it loads).
-std::string input_error_of(const std::string& path) {
+std::string load_error_of(const std::string& path) {
   try {
     termalign::load_fasttext_bin(path);
   } catch (const termalign::Error& error) {
@@ -345,7 +345,7 @@ TEST_CASE("a corrupt .bin gets an error naming the file and what is wrong", "[em
   spec.words = kWords;
   const std::string good = model_bytes(spec);
   const auto error_of = [](const std::string& name, const std::string& bytes) {
-    return input_error_of(model_temporary(name, bytes));
+    return load_error_of(model_temporary(name, bytes));
   };
   // The quantization flag of the input matrix follows the dictionary.
   const std::size_t input_flag = good.size() - (2 * 17 + (kWords.size() * 2 + 400) * 5 * 4);
@@ -461,7 +461,7 @@ TEST_CASE("a gzipped model cut short or with a bad CRC is an input error naming 
   const std::string gz = gzipped(model_temporary("whole.bin", model_bytes(spec)));
   std::ifstream in(gz, std::ios::binary);
   const std::string whole((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  const auto error_of = input_error_of;
+  const auto error_of = load_error_of;
   for (const std::size_t kept : {whole.size() / 10, whole.size() / 2, whole.size() - 12}) {
     INFO("cut after " << kept << " of " << whole.size() << " bytes");
     const std::string cut = model_temporary("cut.bin.gz", whole.substr(0, kept));

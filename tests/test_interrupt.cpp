@@ -22,7 +22,7 @@ namespace fs = std::filesystem;
 
 namespace {
 
-const std::string kSource = TERMALIGN_SOURCE_DIR;
+using termalign_tests::kSource;
 const std::string kPrevious = "previous\toutput\n";
 
 // The sample run (its dataset folder) on two threads, writing its submission and scores into `folder`.
