@@ -28,11 +28,12 @@ cli_packages=(build-essential cmake pkg-config libeigen3-dev libfasttext-dev lib
 # libomp-dev (clang's OpenMP runtime; g++ has its own): the sanitizer and fuzzer build. chromium-headless-shell:
 # the browser test of `termalign report`'s page (skipped without it). python3-setuptools, python3-wheel,
 # python3-pip and python3-venv: `pip install --no-build-isolation .` (pyproject.toml) offline. dict-freedict-*: the
-# FreeDict dictionaries of the dictionary tests and measurements (`align` never needs them).
+# FreeDict dictionaries of the dictionary tests and measurements (`align` never needs them). libopenmpi-dev and
+# openmpi-bin: the test build has MPI, for the MPI checks (scripts/test_mpi.sh build).
 test_packages=(catch2 libbenchmark-dev python3-numpy python3-matplotlib clang libclang-rt-14-dev libomp-dev
                python3-dev python3-pybind11 python3-pytest chromium-headless-shell python3-setuptools python3-wheel
                python3-pip python3-venv dict-freedict-eng-deu dict-freedict-deu-eng dict-freedict-eng-fra
-               dict-freedict-fra-eng dict-freedict-eng-rus)
+               dict-freedict-fra-eng dict-freedict-eng-rus libopenmpi-dev openmpi-bin)
 if [[ $mode == cli ]]; then
   "$root/scripts/install-packages.sh" "${cli_packages[@]}"
   # A fresh folder is configured without the tests (Catch2 is a test package) and the module; one that the test
@@ -46,7 +47,9 @@ fi
 "$root/scripts/install-packages.sh" "${cli_packages[@]}" "${test_packages[@]}"
 [[ $mode == packages ]] && exit 0
 
-# The Python module (build/python/) is part of the default build, so that the test suite covers it.
-cmake -S "$root" -B "$build" -DCMAKE_BUILD_TYPE=Release -DTERMALIGN_BUILD_TESTS=ON -DTERMALIGN_PYTHON=ON "$@" \
+# The Python module (build/python/) is part of the default build, so that the test suite covers it; so is MPI, so
+# that scripts/test_mpi.sh checks this build at its own speed (CI: scripts/test_mpi.sh build).
+cmake -S "$root" -B "$build" -DCMAKE_BUILD_TYPE=Release -DTERMALIGN_BUILD_TESTS=ON -DTERMALIGN_PYTHON=ON \
+  -DTERMALIGN_WITH_MPI=ON "$@" \
   >/dev/null
 cmake --build "$build" -j "$(nproc)" -- --no-print-directory >&2

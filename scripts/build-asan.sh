@@ -4,8 +4,8 @@
 # (TERMALIGN_BUILD_FUZZERS), at -O1 with line tables only: a third of the build time of -O2 -g, with the same
 # reports (file and line in every stack frame). It is also the project's second build flavour: clang for generic
 # x86-64 (no -march=native), so that a decision that depends on the compiler or the instruction set shows up in its
-# test run rather than on a user's machine, and with MPI, for CI's MPI checks (scripts/test_mpi.sh). Its files are
-# compiled in batches (a unity build): a sanitizer build has no scores to keep bit for bit.
+# test run rather than on a user's machine. Its files are compiled in batches (a unity build): a sanitizer build has
+# no scores to keep bit for bit.
 #
 #   scripts/build-asan.sh BUILD-DIR [TARGET...]    (no target: everything, tests and fuzzers)
 set -euo pipefail
@@ -13,7 +13,6 @@ root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 build=$1
 shift
 "$root/scripts/bootstrap.sh" --packages  # on a fresh machine, the build's packages first
-"$root/scripts/install-packages.sh" libopenmpi-dev openmpi-bin  # the build has MPI (scripts/test_mpi.sh uses it)
 mkdir -p "$build"
 # A folder configured by an older script with g++ cannot switch compilers in place: start it afresh.
 if [[ -f $build/CMakeCache.txt ]] && ! grep -q '^CMAKE_CXX_COMPILER:.*clang++' "$build/CMakeCache.txt"; then
@@ -21,7 +20,7 @@ if [[ -f $build/CMakeCache.txt ]] && ! grep -q '^CMAKE_CXX_COMPILER:.*clang++' "
 fi
 cmake -S "$root" -B "$build" -DCMAKE_CXX_COMPILER=clang++ -DCMAKE_BUILD_TYPE=RelWithDebInfo \
   -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O1 -gline-tables-only -DNDEBUG" -DCMAKE_UNITY_BUILD=ON \
-  -DTERMALIGN_NATIVE=OFF -DTERMALIGN_WITH_MPI=ON -DTERMALIGN_SANITIZE=ON -DTERMALIGN_BUILD_FUZZERS=ON \
+  -DTERMALIGN_NATIVE=OFF -DTERMALIGN_SANITIZE=ON -DTERMALIGN_BUILD_FUZZERS=ON \
   > "$build/configure.log" 2>&1 ||
   { cat "$build/configure.log" >&2; exit 1; }
 targets=()

@@ -16,7 +16,7 @@ if [[ ${1:-} == --scaling ]]; then scaling=1; shift; fi
 build=${1:-${TERMALIGN_MPI_BUILD_DIR:-$root/build-mpi}}
 "$root/scripts/bootstrap.sh" --packages  # on a fresh machine, the build's packages first
 "$root/scripts/install-packages.sh" libopenmpi-dev openmpi-bin
-# A folder already configured keeps its flavour (CI passes the sanitizer build of scripts/build-asan.sh, which has MPI).
+# A folder already configured keeps its flavour (CI passes the test build, build/, which has MPI).
 if [[ -f $build/CMakeCache.txt ]]; then
   cmake -S "$root" -B "$build" -DTERMALIGN_WITH_MPI=ON >/dev/null
 else
@@ -30,10 +30,6 @@ export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 # Without a network between machines, the shared-memory and loopback transports are all it needs.
 export OMPI_MCA_btl=self,vader,tcp OMPI_MCA_btl_tcp_if_include=lo
 export TERMALIGN_LOG_LEVEL=error  # the sample's warnings, once per run and rank, would bury the results
-# CI runs these checks on the sanitizer build (scripts/build-asan.sh, which has MPI). Open MPI keeps allocations
-# until the process ends, which LeakSanitizer would report, and libfasttext is not instrumented (sanitize.sh).
-export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=0:detect_container_overflow=0}
-export UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 failed=0
