@@ -14,8 +14,7 @@ root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 scaling=0
 if [[ ${1:-} == --scaling ]]; then scaling=1; shift; fi
 build=${1:-${TERMALIGN_MPI_BUILD_DIR:-$root/build-mpi}}
-"$root/scripts/bootstrap.sh" --packages  # on a fresh machine, the build's packages first
-"$root/scripts/install-packages.sh" libopenmpi-dev openmpi-bin
+"$root/scripts/bootstrap.sh" --packages  # on a fresh machine, the build's packages first (Open MPI among them)
 # A folder already configured keeps its flavour (CI passes the test build, build/, which has MPI).
 if [[ -f $build/CMakeCache.txt ]]; then
   cmake -S "$root" -B "$build" -DTERMALIGN_WITH_MPI=ON >/dev/null

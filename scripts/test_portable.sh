@@ -9,8 +9,7 @@
 set -euo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 build=${1:-${TERMALIGN_PORTABLE_BUILD_DIR:-$root/build-portable}}
-"$root/scripts/bootstrap.sh" --packages
-"$root/scripts/install-packages.sh" libopenmpi-dev openmpi-bin
+"$root/scripts/bootstrap.sh" --packages  # Open MPI among them
 if [[ -f $build/CMakeCache.txt ]] && ! grep -q '^CMAKE_CXX_COMPILER:.*clang++' "$build/CMakeCache.txt"; then
   rm -rf "$build/CMakeCache.txt" "$build/CMakeFiles"
 fi

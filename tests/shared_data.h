@@ -16,7 +16,7 @@ namespace termalign_tests {
 inline const std::string kSource = TERMALIGN_SOURCE_DIR;
 
 // ../shared/data relative to the source tree.
-inline std::string shared_data() { return std::string(TERMALIGN_SOURCE_DIR) + "/../shared/data"; }
+inline std::string shared_data() { return kSource + "/../shared/data"; }
 
 // True when `file` (under shared_data()) exists; otherwise skips the test (see above) and returns false. With
 // TERMALIGN_TESTS_WITHOUT_SHARED=1 the data counts as absent (a quick run of the suite).

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "captured_log.h"
+#include "command_output.h"
 #include "evaluation/ablation.h"
 #include "io/io.h"
 #include "shared_data.h"
@@ -67,12 +68,8 @@ double direct_ap(const AlignConfig& config) {
   return evaluate(gold, predictions, &source, &target, EvaluationOptions{}).ap;
 }
 
-std::vector<std::string> file_lines(const std::string& path) {
-  std::istringstream text(read_file(path));
-  std::vector<std::string> lines;
-  for (std::string line; std::getline(text, line);) lines.push_back(line);
-  return lines;
-}
+// The lines of the file `path`.
+std::vector<std::string> file_lines(const std::string& path) { return lines_of(read_file(path)); }
 
 std::vector<std::string> split(const std::string& line, char separator) {
   std::vector<std::string> fields;
