@@ -6,6 +6,10 @@ if(TERMALIGN_SANITIZE OR TERMALIGN_BUILD_FUZZERS)
   target_compile_options(termalign_lib PUBLIC -fsanitize=address,undefined -fno-sanitize-recover=undefined
                                               -fno-omit-frame-pointer)
   target_link_options(termalign_lib PUBLIC -fsanitize=address,undefined)
+  if(CMAKE_CXX_COMPILER_ID MATCHES "Clang")
+    target_compile_options(termalign_lib PUBLIC
+                           -fsanitize-ignorelist=${PROJECT_SOURCE_DIR}/cmake/sanitizer-ignorelist.txt)
+  endif()
 endif()
 
 # TERMALIGN_BUILD_FUZZERS: one libFuzzer executable per tests/fuzz/fuzz_*.cpp (clang only). The library's own code is

@@ -2,7 +2,8 @@
 # Configures and builds the sanitizer build that scripts/sanitize.sh and scripts/fuzz.sh share: clang,
 # AddressSanitizer + UndefinedBehaviorSanitizer on everything (TERMALIGN_SANITIZE) and the libFuzzer targets
 # (TERMALIGN_BUILD_FUZZERS), at -O1 with line tables only: a third of the build time of -O2 -g, with the same
-# reports (file and line in every stack frame). It is also the project's second build flavour: clang for generic
+# reports (file and line in every stack frame); UndefinedBehaviorSanitizer leaves Eigen's own code alone
+# (cmake/sanitizer-ignorelist.txt). It is also the project's second build flavour: clang for generic
 # x86-64 (no -march=native), so that a decision that depends on the compiler or the instruction set shows up in its
 # test run rather than on a user's machine. Its files are compiled in batches (a unity build): a sanitizer build has
 # no scores to keep bit for bit.

@@ -2,6 +2,7 @@
 #include <algorithm>
 #include <catch2/catch.hpp>
 #include <cmath>
+#include <cstdint>
 #include <random>
 #include <string>
 #include <vector>
@@ -9,6 +10,7 @@
 #include "captured_log.h"
 #include "scoring/blas_core.h"
 #include "scoring/scoring.h"
+#include "scoring/screening.h"
 #include "scoring_helpers.h"
 #include "termalign/error.h"
 #include "termalign/logging.h"
@@ -97,6 +99,31 @@ void require_same_pairs_up_to_near_ties(const std::vector<Candidate>& actual,
 const std::vector<TileOptions> kTilings = {{3, 5, 1}, {7, 4, 2}, {4, 7, 2}, {5, 3, 1}, {6, 6, 2}, {1000, 1000, 1}};
 
 }  // namespace
+
+TEST_CASE("the screening masks set the bits of the values that reach their bounds, NaN never", "[scoring]") {
+  using termalign::detail::kChunk;
+  using termalign::detail::reaching;
+  std::mt19937 generator(7);
+  std::uniform_int_distribution<int> level(-3, 3);  // few levels: many values equal to their bound
+  float values[kChunk], bounds[kChunk];
+  for (int trial = 0; trial < 200; ++trial) {
+    for (Eigen::Index t = 0; t < kChunk; ++t) {
+      values[t] = static_cast<float>(level(generator)) / 2.0f;
+      bounds[t] = static_cast<float>(level(generator)) / 2.0f;
+    }
+    values[trial % kChunk] = std::nanf("");
+    const float bound = bounds[0];
+    for (Eigen::Index n = 0; n <= kChunk; ++n) {  // a full chunk (the vector paths) and every shorter tail
+      std::uint32_t each = 0, shared = 0;
+      for (Eigen::Index t = 0; t < n; ++t) {
+        each |= static_cast<std::uint32_t>(values[t] >= bounds[t]) << t;
+        shared |= static_cast<std::uint32_t>(values[t] >= bound) << t;
+      }
+      REQUIRE(reaching(values, n, bounds) == each);
+      REQUIRE(reaching(values, n, bound) == shared);
+    }
+  }
+}
 
 TEST_CASE("neighbourhood means match brute force across tile borders", "[scoring]") {
   const Matrix X = random_unit_rows(23, 5, 1), Z = random_unit_rows(31, 5, 2);

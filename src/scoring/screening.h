@@ -4,6 +4,8 @@
 
 #if defined(__AVX__)
 #include <immintrin.h>
+#elif defined(__SSE2__)
+#include <emmintrin.h>
 #endif
 
 #include <Eigen/Core>
@@ -42,6 +44,15 @@ inline std::uint32_t reaching(const float* values, Eigen::Index n, const float* 
     return static_cast<std::uint32_t>(_mm256_movemask_ps(low)) |
            static_cast<std::uint32_t>(_mm256_movemask_ps(high)) << 8;
   }
+#elif defined(__SSE2__)
+  if (n == kChunk) {
+    std::uint32_t mask = 0;
+    for (int q = 0; q < kChunk / 4; ++q)
+      mask |= static_cast<std::uint32_t>(
+                  _mm_movemask_ps(_mm_cmpge_ps(_mm_loadu_ps(values + 4 * q), _mm_loadu_ps(bounds + 4 * q))))
+              << (4 * q);
+    return mask;
+  }
 #endif
   std::uint32_t mask = 0;
   for (Eigen::Index t = 0; t < n; ++t) mask |= static_cast<std::uint32_t>(values[t] >= bounds[t]) << t;
@@ -59,6 +70,15 @@ inline std::uint32_t reaching(const float* values, Eigen::Index n, float bound) 
     const auto high = _mm256_cmp_ps(_mm256_loadu_ps(values + 8), limit, _CMP_GE_OQ);
     return static_cast<std::uint32_t>(_mm256_movemask_ps(low)) |
            static_cast<std::uint32_t>(_mm256_movemask_ps(high)) << 8;
+  }
+#elif defined(__SSE2__)
+  if (n == kChunk) {
+    const __m128 limit = _mm_set1_ps(bound);
+    std::uint32_t mask = 0;
+    for (int q = 0; q < kChunk / 4; ++q)
+      mask |= static_cast<std::uint32_t>(_mm_movemask_ps(_mm_cmpge_ps(_mm_loadu_ps(values + 4 * q), limit)))
+              << (4 * q);
+    return mask;
   }
 #endif
   std::uint32_t mask = 0;
