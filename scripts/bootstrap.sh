@@ -21,7 +21,7 @@ shift || true
 # config requires OpenCL, so without it (apt-get --no-install-recommends) find_package(dnnl) fails on a fresh
 # machine. libisal-dev: ISA-L's igzip, which inflates `.vec.gz` and `.bin.gz` about 1.8x faster than zlib (the
 # build falls back to zlib without it).
-cli_packages=(build-essential cmake pkg-config libeigen3-dev libfasttext-dev libspdlog-dev libcli11-dev
+cli_packages=(build-essential cmake ninja-build pkg-config libeigen3-dev libfasttext-dev libspdlog-dev libcli11-dev
               libtomlplusplus-dev libicu-dev libopenblas-dev libdnnl-dev ocl-icd-opencl-dev zlib1g-dev
               libxgboost-dev libisal-dev)
 # What the tests, the sanitizer and fuzzer builds and the Python module add. clang, libclang-rt-14-dev and
@@ -36,20 +36,22 @@ test_packages=(catch2 libbenchmark-dev python3-numpy python3-matplotlib clang li
                dict-freedict-fra-eng dict-freedict-eng-rus libopenmpi-dev openmpi-bin)
 if [[ $mode == cli ]]; then
   "$root/scripts/install-packages.sh" "${cli_packages[@]}"
+  source "$root/scripts/build_env.sh"
   # A fresh folder is configured without the tests (Catch2 is a test package) and the module; one that the test
   # command configured keeps them, and only the CLI is built either way.
   configure=(-DCMAKE_BUILD_TYPE=Release)
   [[ -f $build/CMakeCache.txt ]] || configure+=(-DTERMALIGN_BUILD_TESTS=OFF -DTERMALIGN_PYTHON=OFF)
   cmake -S "$root" -B "$build" "${configure[@]}" "$@" >/dev/null
-  cmake --build "$build" -j "$(nproc)" --target termalign -- --no-print-directory >&2
+  cmake --build "$build" -j "$(nproc)" --target termalign >&2
   exit 0
 fi
 "$root/scripts/install-packages.sh" "${cli_packages[@]}" "${test_packages[@]}"
 [[ $mode == packages ]] && exit 0
+source "$root/scripts/build_env.sh"
 
 # The Python module (build/python/) is part of the default build, so that the test suite covers it; so is MPI, so
 # that scripts/test_mpi.sh checks this build at its own speed (CI: scripts/test_mpi.sh build).
 cmake -S "$root" -B "$build" -DCMAKE_BUILD_TYPE=Release -DTERMALIGN_BUILD_TESTS=ON -DTERMALIGN_PYTHON=ON \
   -DTERMALIGN_WITH_MPI=ON "$@" \
   >/dev/null
-cmake --build "$build" -j "$(nproc)" -- --no-print-directory >&2
+cmake --build "$build" -j "$(nproc)" >&2

@@ -14,6 +14,7 @@ root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 build=$1
 shift
 "$root/scripts/bootstrap.sh" --packages  # on a fresh machine, the build's packages first
+source "$root/scripts/build_env.sh"
 mkdir -p "$build"
 # A folder configured by an older script with g++ cannot switch compilers in place: start it afresh.
 if [[ -f $build/CMakeCache.txt ]] && ! grep -q '^CMAKE_CXX_COMPILER:.*clang++' "$build/CMakeCache.txt"; then
@@ -26,4 +27,4 @@ cmake -S "$root" -B "$build" -DCMAKE_CXX_COMPILER=clang++ -DCMAKE_BUILD_TYPE=Rel
   { cat "$build/configure.log" >&2; exit 1; }
 targets=()
 for target in "$@"; do targets+=(--target "$target"); done
-cmake --build "$build" -j "$(nproc)" "${targets[@]}" -- --no-print-directory >&2
+cmake --build "$build" -j "$(nproc)" "${targets[@]}" >&2

@@ -15,6 +15,7 @@ scaling=0
 if [[ ${1:-} == --scaling ]]; then scaling=1; shift; fi
 build=${1:-${TERMALIGN_MPI_BUILD_DIR:-$root/build-mpi}}
 "$root/scripts/bootstrap.sh" --packages  # on a fresh machine, the build's packages first (Open MPI among them)
+source "$root/scripts/build_env.sh"
 # A folder already configured keeps its flavour (CI passes the test build, build/, which has MPI).
 if [[ -f $build/CMakeCache.txt ]]; then
   cmake -S "$root" -B "$build" -DTERMALIGN_WITH_MPI=ON >/dev/null
@@ -22,7 +23,7 @@ else
   cmake -S "$root" -B "$build" -DCMAKE_BUILD_TYPE=Release -DTERMALIGN_WITH_MPI=ON -DTERMALIGN_BUILD_TESTS=OFF \
     >/dev/null
 fi
-cmake --build "$build" -j "$(nproc)" --target termalign -- --no-print-directory >&2
+cmake --build "$build" -j "$(nproc)" --target termalign >&2
 termalign=$build/termalign
 # Open MPI refuses to start as root unless told; CI runs as root.
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1

@@ -10,6 +10,7 @@ set -euo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 build=${1:-${TERMALIGN_PORTABLE_BUILD_DIR:-$root/build-portable}}
 "$root/scripts/bootstrap.sh" --packages  # Open MPI among them
+source "$root/scripts/build_env.sh"
 if [[ -f $build/CMakeCache.txt ]] && ! grep -q '^CMAKE_CXX_COMPILER:.*clang++' "$build/CMakeCache.txt"; then
   rm -rf "$build/CMakeCache.txt" "$build/CMakeFiles"
 fi
@@ -18,7 +19,7 @@ cmake -S "$root" -B "$build" -DCMAKE_CXX_COMPILER=clang++ -DCMAKE_BUILD_TYPE=Rel
   -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O1 -DNDEBUG" -DTERMALIGN_NATIVE=OFF -DTERMALIGN_WITH_MPI=ON \
   -DTERMALIGN_TEST_SPEC="[align]" \
   >"$build/configure.log" 2>&1 || { cat "$build/configure.log" >&2; exit 1; }
-cmake --build "$build" -j "$(nproc)" --target termalign termalign_tests -- --no-print-directory >&2
+cmake --build "$build" -j "$(nproc)" --target termalign termalign_tests >&2
 cd "$build"
 ./termalign --version
 ctest --output-on-failure -j "$(nproc)"
