@@ -41,6 +41,25 @@ TEST_CASE("A configuration file sets options and keeps the others", "[config]") 
   std::remove(path.c_str());
 }
 
+TEST_CASE("Normalisation auto: unit-center-unit for a seed induced from the vectors alone, else center",
+          "[config]") {
+  AlignConfig config;
+  REQUIRE(config.mapping.normalization == Normalization::automatic);  // the default
+  config.input.seed = "seed.tsv";
+  CHECK(resolved_normalization(config) == Normalization::center);
+  for (const char* induced : {kAutoSeed, kIdenticalSeed, kTransliteratedSeed}) {
+    config.input.seed = induced;
+    CHECK(resolved_normalization(config) == Normalization::unit_center_unit);
+  }
+  config.input.dictionary = {"freedict-eng-rus"};  // a dictionary seeds the map: as a seed lexicon
+  CHECK(resolved_normalization(config) == Normalization::center);
+  config.input.dictionary.clear();
+  config.mapping.normalization = Normalization::unit;  // a choice given is kept
+  CHECK(resolved_normalization(config) == Normalization::unit);
+  CHECK(parse_normalization("auto") == Normalization::automatic);
+  CHECK(std::string(to_string(Normalization::automatic)) == "auto");
+}
+
 TEST_CASE("The resolved configuration reproduces every option", "[config]") {
   AlignConfig config;
   config.input.src_vectors = "/data/en.bin";

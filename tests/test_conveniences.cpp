@@ -692,7 +692,7 @@ TEST_CASE("--help names the required inputs and shows an example", "[cli]") {
   CHECK_THAT(align.output, Catch::Contains("Example:\n  termalign align --src-vectors"));
   // Each option shows the kind of value it takes with its default.
   for (const char* shown : {"--k INT=3 ", "--top-m UINT=10 ", "--corpus-weight FLOAT=0.5 ",
-                            "--whiten BOOLEAN=true", "--normalization ENUM=center ", "--seed TEXT "})
+                            "--whiten BOOLEAN=true", "--normalization ENUM=auto ", "--seed TEXT "})
     CHECK_THAT(align.output, Catch::Contains(shown));
   const auto evaluate = run_cli("evaluate --help");
   CHECK_THAT(evaluate.output, Catch::Contains("Example:\n  termalign evaluate --gold"));

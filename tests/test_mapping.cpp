@@ -193,6 +193,8 @@ TEST_CASE("A malformed mapping file is an input error with its line", "[mapping]
   CHECK_THROWS_WITH(
       load(good + "\n" + good),
       Catch::Contains("test_mapping_bad.txt:11: the mapping ends at line 9; this line is after it."));
+  CHECK_THROWS_WITH(load("termalign-mapping 1\ndim 2 2\nnormalization auto\n0 0\n0 0\n1 0\n0 1\n1 0\n0 1\n"),
+                    Catch::Contains("test_mapping_bad.txt:3: a mapping's normalization is the one it was fitted"));
   std::remove(path.c_str());
 }
 

@@ -62,7 +62,9 @@ const std::map<std::string, std::string>& option_help() {
       {"explain",
        "Write every output pair with the parts of its score (CSLS, cosine, r_T, r_S, orthography, re-ranker "
        "features) to this TSV file"},
-      {"normalization", "none, unit, center or unit-center-unit"},
+      {"normalization",
+       "none, unit, center, unit-center-unit or auto (center with a seed lexicon or --dictionary, "
+       "unit-center-unit with a seed induced from the vectors)"},
       {"min-seed-pairs", "Fewer usable seed pairs is an error"},
       {"whiten", "Multi-step mapping: whiten both sides on the seed pairs"},
       {"src-reweight", "Multi-step mapping: re-weight the source side (power of the singular values)"},

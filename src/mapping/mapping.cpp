@@ -261,6 +261,7 @@ void transform_rows(Matrix& rows, const Matrix& transform, int threads) {
 }
 
 void Normalizer::fit_apply(Matrix& vectors, int threads) {
+  TERMALIGN_CHECK(kind != Normalization::automatic, "the normalisation is resolved before it is applied");
   mean.resize(0);
   if (!centres(kind)) {  // unit or none: the rows as apply() leaves them
     apply_rows(vectors, threads);
@@ -617,6 +618,8 @@ Mapping load_mapping(const std::string& path) {
   } catch (const Error& error) {
     throw_input_error(path, 3, error.what());
   }
+  if (mapping.source.kind == Normalization::automatic)
+    throw_input_error(path, 3, "a mapping's normalization is the one it was fitted with, not 'auto'.");
   auto read_row = [&](float* values, long n) {
     auto row = next_line();
     for (long j = 0; j < n; ++j) {

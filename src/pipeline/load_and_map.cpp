@@ -127,7 +127,11 @@ void load_pair(const std::string& source_path, const std::string& target_path, c
 
 Mapping normalise_pair(const AlignConfig& config, Embeddings& source, Embeddings& target) {
   Mapping mapping;
-  mapping.source.kind = mapping.target.kind = config.mapping.normalization;
+  mapping.source.kind = mapping.target.kind = resolved_normalization(config);
+  if (config.mapping.normalization == Normalization::automatic)
+    logger().info("normalization auto: {} ({})", to_string(mapping.source.kind),
+                  mapping.source.kind == Normalization::center ? "the seed is a lexicon or a dictionary's"
+                                                               : "the seed is induced from the vectors");
   mapping.source.fit_apply(source.vectors, config.scoring.threads);
   mapping.target.fit_apply(target.vectors, config.scoring.threads);
   return mapping;

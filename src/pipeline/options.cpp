@@ -65,6 +65,8 @@ const char* to_string(Normalization normalization) {
       return "center";
     case Normalization::unit_center_unit:
       return "unit-center-unit";
+    case Normalization::automatic:
+      return "auto";
   }
   return "?";
 }
@@ -113,12 +115,19 @@ Precision parse_precision(const std::string& name) {
   throw_usage_error("Unknown scoring precision '" + name + "': use fp32, bf16 or auto.");
 }
 
+Normalization resolved_normalization(const AlignConfig& config) {
+  if (config.mapping.normalization != Normalization::automatic) return config.mapping.normalization;
+  return is_induced_seed(config.input.seed) && config.input.dictionary.empty() ? Normalization::unit_center_unit
+                                                                                : Normalization::center;
+}
+
 Normalization parse_normalization(const std::string& name) {
   for (auto value :
-       {Normalization::none, Normalization::unit, Normalization::center, Normalization::unit_center_unit}) {
+       {Normalization::none, Normalization::unit, Normalization::center, Normalization::unit_center_unit,
+        Normalization::automatic}) {
     if (name == to_string(value)) return value;
   }
-  throw_usage_error("Unknown normalisation '" + name + "': use none, unit, center or unit-center-unit.");
+  throw_usage_error("Unknown normalisation '" + name + "': use none, unit, center, unit-center-unit or auto.");
 }
 
 Neighbourhood parse_neighbourhood(const std::string& name) {
