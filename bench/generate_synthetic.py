@@ -3,6 +3,7 @@
 
     /usr/bin/python3 bench/generate_synthetic.py --out DIR --src-terms 20000 --tgt-terms 20000 \
         [--words 30000] [--dim 300] [--seed 1] [--seed-pairs 5000] [--gold-fraction 0.8] [--noise 4.0]
+        [--shared-words 0.0]
 
 writes into DIR (created if needed):
   en.vec, fr.vec        fastText text format: header `<words> <dim>`, then `word v1 ... vdim ` (5 significant
@@ -29,8 +30,10 @@ The model: English word i has a Gaussian vector e_i plus a direction shared by a
 centred); its translation is French word i, with vector e_i R + noise (R a random rotation, the noise of
 --noise times the signal's scale). A term's translation is its words' translations, in reverse order for two
 words (as French often puts the adjective second). Words are drawn half from a Zipf-like law over the frequency
-ranks and half uniformly, so frequent words occur in many terms. Same arguments, same files, on any machine
-(NumPy's PCG64 generator, no dependence on the thread count).
+ranks and half uniformly, so frequent words occur in many terms. Each language's words are spelt apart, but with
+--shared-words F a seeded share F of the French words take their English word's spelling (the names, numbers
+and code that real vocabularies share): a run without a seed lexicon then has a start (`--seed auto`). Same
+arguments, same files, on any machine (NumPy's PCG64 generator, no dependence on the thread count).
 """
 
 import argparse
@@ -250,6 +253,8 @@ def parse_arguments(argv):
     parser.add_argument("--noise", type=float, default=4.0,
                         help="noise of the French vectors relative to the signal (default 4.0: the baseline's "
                              "AP is about 0.6 at 4000 x 8000 terms)")
+    parser.add_argument("--shared-words", type=float, default=0.0,
+                        help="share of the French words spelt as their English translation (default 0: none)")
     parser.add_argument("--no-vectors", action="store_true", help="write the lists only (vectors already there)")
     parser.add_argument("--bin", action="store_true", help="also write en.bin and fr.bin (fastText models)")
     parser.add_argument("--buckets", type=int, default=2000000,
@@ -265,6 +270,8 @@ def parse_arguments(argv):
         parser.error("--words must be at least 2 and --dim at least 1.")
     if arguments.src_terms < 1 or arguments.tgt_terms < 1:
         parser.error("--src-terms and --tgt-terms must be at least 1.")
+    if not 0 <= arguments.shared_words <= 1:
+        parser.error(f"--shared-words must be between 0 and 1 (got {arguments.shared_words}).")
     if not 0 <= arguments.gold_fraction <= 1:
         parser.error(f"--gold-fraction must be between 0 and 1 (got {arguments.gold_fraction}).")
     gold_terms = round(arguments.gold_fraction * arguments.src_terms)
@@ -281,6 +288,9 @@ def main(argv):
     os.makedirs(arguments.out, exist_ok=True)
     path = lambda name: os.path.join(arguments.out, name)
     english, french = word_names(arguments.words, "en"), word_names(arguments.words, "fr")
+    if arguments.shared_words > 0:
+        shared = np.random.default_rng([arguments.seed, 6]).random(arguments.words) < arguments.shared_words
+        french = [english[i] if shared[i] else name for i, name in enumerate(french)]
 
     if not arguments.no_vectors:
         for index, (language, names) in enumerate((("en", english), ("fr", french))):

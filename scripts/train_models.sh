@@ -82,7 +82,8 @@ fi
   echo
   echo "## Without a seed lexicon (models/reranker-enfr-seedless.txt, models/reranker-enfr-corpus-seedless.txt)"
   echo
-  echo "Trained as above with \`--seed auto\` instead of the seed lexicon: the models of runs without one."
+  echo "Trained as above with \`--seed auto\` instead of the seed lexicon (and so the normalisation \`auto\`"
+  echo "resolves to unit-center-unit): the models of runs without one."
   echo
   echo "### Without corpora"
   echo
