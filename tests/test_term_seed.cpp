@@ -199,7 +199,7 @@ TEST_CASE("An induced seed read off the term lists recovers the map its start mi
       for (const auto& pair : dictionary->pairs) CHECK(seed.count(pair) == 1);
       CHECK(seed.size() > dictionary->pairs.size());
     }
-    pipeline::finish_from_products(induced.products, config.mapping, mapping)();
+    pipeline::finish_from_products(induced.products, induced.options, mapping)();
     const ComposedTerms X = [&] {
       ComposedTerms c = compose_terms(source_terms, TermComposer(source, mapping.source, config.composition), 1);
       transform_rows(c.vectors, mapping.source_transform, 1);
@@ -239,4 +239,56 @@ TEST_CASE("An induced seed read off the term lists recovers the map its start mi
   WARN("term P@1 from a small dictionary: alone " << dictionary_alone << ", with 5 rounds " << dictionary_read_off);
   CHECK(dictionary_alone < 0.7);  // measured 0.43
   CHECK(dictionary_read_off > 0.95);
+}
+
+TEST_CASE("An induced start of fewer pairs than dimensions is fitted unwhitened, its rounds whitened", "[seed]") {
+  // 55 words written alike (at least min_seed_pairs, fewer than d = 64): their covariance cannot be whitened.
+  // Before, the run stopped with the whitening's usage error; now the start's plain map reads the rounds' seed.
+  const Eigen::Index d = 64;
+  const Matrix R = [&] {
+    const Eigen::MatrixXd g = testing::random_unit_rows(static_cast<int>(d), static_cast<int>(d), 21).cast<double>();
+    return Matrix(Eigen::MatrixXd(Eigen::HouseholderQR<Eigen::MatrixXd>(g).householderQ()).cast<float>());
+  }();
+  const Matrix x = testing::random_unit_rows(355, static_cast<int>(d), 22);
+  const Matrix noise = testing::random_unit_rows(355, static_cast<int>(d), 23);
+  const Matrix z = x * R + 0.1f * noise;
+  std::vector<std::string> source_words, target_words, source_terms, target_terms;
+  for (int i = 0; i < 355; ++i) {
+    const std::string name = i < 55 ? "n" + std::to_string(i) : "w" + std::to_string(i);
+    source_words.push_back(name);
+    target_words.push_back(i < 55 ? name : "слово" + std::to_string(i));
+    if (i >= 55) {
+      source_terms.push_back(source_words.back());
+      target_terms.push_back(target_words.back());
+    }
+  }
+  AlignConfig config;
+  config.input.seed = kAutoSeed;
+  config.mapping.seed_term_rounds = 3;
+  config.mapping.refine_iterations = 0;
+  config.scoring.threads = 2;
+  Embeddings source = embeddings(source_words, x);
+  Embeddings target = embeddings(target_words, z);
+  Mapping mapping = pipeline::normalise_pair(config, source, target);
+  const pipeline::SeedTerms terms{source_terms, target_terms, config.composition, config.composition};
+  pipeline::InducedSeed induced;
+  REQUIRE_NOTHROW(induced = pipeline::induced_seed(config, source, target, mapping, &terms));
+  REQUIRE(induced.products);
+  CHECK(induced.from_terms);
+  CHECK(induced.usable > static_cast<std::size_t>(d));  // the rounds' pairs, whitened as the run asks
+  CHECK(induced.options.whiten);
+  REQUIRE_NOTHROW(pipeline::finish_from_products(induced.products, induced.options, mapping)());
+  // The map retrieves the translations: each source word's nearest target word.
+  Matrix mapped_source = source.vectors * mapping.source_transform;
+  Matrix mapped_target = target.vectors * mapping.target_transform;
+  mapped_source.rowwise().normalize();
+  mapped_target.rowwise().normalize();
+  const Matrix similarity = mapped_source * mapped_target.transpose();
+  std::size_t hits = 0;
+  for (Eigen::Index i = 0; i < similarity.rows(); ++i) {
+    Eigen::Index j = 0;
+    similarity.row(i).maxCoeff(&j);
+    hits += j == i;
+  }
+  CHECK(hits > 340);  // of 355
 }

@@ -140,7 +140,7 @@ const Mapping& Aligner::fit_mapping(const PairList* seed) {
     }
     pairs = std::move(made->seed);
     if (made->products)
-      finish_fit = pipeline::finish_from_products(std::move(made->products), config_.mapping, mapping);
+      finish_fit = pipeline::finish_from_products(std::move(made->products), made->options, mapping);
   }
   const std::string seed_name = induced              ? config_.input.seed
                                 : pairs.path.empty() ? "the seed lexicon given"

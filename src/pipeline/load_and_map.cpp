@@ -139,7 +139,7 @@ Mapping normalise_pair(const AlignConfig& config, Embeddings& source, Embeddings
 
 std::function<void()> finish_from_products(std::shared_ptr<const SeedProducts> products,
                                            const MappingOptions& options, Mapping& mapping) {
-  return [products = std::move(products), &options, &mapping] {
+  return [products = std::move(products), options, &mapping] {
     Mapping fitted = mapping_from_products(*products, options);
     mapping.source_transform = std::move(fitted.source_transform);
     mapping.target_transform = std::move(fitted.target_transform);
@@ -224,17 +224,29 @@ struct FittedSeed {
   std::shared_ptr<const SeedProducts> products;  // null when fewer than min_seed_pairs pairs are usable
   Mapping mapping;                               // the transforms only
   bool from_terms = false;                       // the seed was read off the term lists
+  MappingOptions options;                        // those of the fit: the run's, unwhitened for too few pairs
 };
 
 FittedSeed fit_seed(PairList seed, const AlignConfig& config, const Embeddings& source, const Embeddings& target,
                     const Mapping& normalisers) {
-  const MappingOptions& options = config.mapping;
   const int threads = config.scoring.threads;
   FittedSeed fitted;
+  fitted.options = config.mapping;
+  MappingOptions& options = fitted.options;
   Matrix Xs, Zt;
   fitted.usable = seed_matrices(seed, source, target, normalisers, threads, Xs, Zt);
   fitted.seed = std::move(seed);
   if (fitted.usable < options.min_seed_pairs) return fitted;
+  // The refinement's first fit sees the pairs outside its held-out share.
+  const double fitted_share = options.refine_iterations > 0 ? 1.0 - options.refine_validation : 1.0;
+  if (options.whiten && fitted_share * static_cast<double>(fitted.usable) <= static_cast<double>(source.dim())) {
+    // The whitening's covariance of so few pairs is singular: the seed's plain orthogonal map instead, which the
+    // rounds read the next seed with (a seed lexicon this small stays an error: it is the user's to enlarge).
+    logger().info("seed '{}': {} usable pairs, too few to whiten {} dimensions: fitted without whitening",
+                  fitted.seed.path, fitted.usable, source.dim());
+    options.whiten = false;
+    options.dewhiten = Dewhiten::none;
+  }
   fitted.products = std::make_shared<const SeedProducts>(
       refined_seed_products(Xs, Zt, source.vectors, target.vectors, options, threads));
   fitted.mapping = mapping_from_products(*fitted.products, options);
@@ -405,7 +417,8 @@ InducedSeed induced_seed(const AlignConfig& config, const Embeddings& source, co
                                          : best_start(std::move(starts), config, source, target, normalisers);
   if (terms && fitted.products && options.seed_term_rounds > 0)
     fitted = read_off_terms(std::move(fitted), *terms, config, source, target, normalisers, start != nullptr);
-  return {std::move(fitted.seed), std::move(fitted.products), fitted.usable, fitted.from_terms};
+  return {std::move(fitted.seed), std::move(fitted.products), fitted.usable, fitted.from_terms,
+          std::move(fitted.options)};
 }
 
 PairList induced_lexicon(const AlignConfig& config, PairList start, const Embeddings& source,

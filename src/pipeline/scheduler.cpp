@@ -233,7 +233,7 @@ class Scheduler {
         seed_ = std::move(induced.seed);
         if (induced.products) {
           stats_.seed_pairs_usable = induced.usable;
-          finish_fit = finish_from_products(std::move(induced.products), config_.mapping, mapping_);
+          finish_fit = finish_from_products(std::move(induced.products), induced.options, mapping_);
         }
       }
       stats_.seed_pairs = seed_.pairs.size();

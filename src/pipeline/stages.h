@@ -67,6 +67,7 @@ struct InducedSeed {
   std::shared_ptr<const SeedProducts> products;  // refined_seed_products of `seed`; null when too few are usable
   std::size_t usable = 0;                        // seed pairs both sides know
   bool from_terms = false;                       // read off the term lists (else the start itself)
+  MappingOptions options;  // what `products` are decomposed with: the run's, unwhitened for too few pairs
 };
 
 // The seed an induced `seed` (is_induced_seed) makes from the loaded vectors, normalised by `normalisers`
@@ -75,7 +76,8 @@ struct InducedSeed {
 // start fitted once; or, given, `start` (a dictionary's pairs; moved from). Then, with `terms` and
 // seed_term_rounds, that many rounds of reading the seed off the term lists (term_word_pairs of the
 // confident_term_pairs under the last fit), each round's fit the next's start; the start is kept unless the first
-// round's fit maps the terms better.
+// round's fit maps the terms better. A seed of no more usable pairs than dimensions is fitted without whitening
+// (its covariance would be singular), and so are its rounds until theirs outnumber the dimensions.
 InducedSeed induced_seed(const AlignConfig& config, const Embeddings& source, const Embeddings& target,
                          const Mapping& normalisers, const SeedTerms* terms, PairList* start = nullptr);
 
