@@ -29,8 +29,9 @@
 #      wall time and peak memory, beside libfasttext's own loadModel + getWordVector of the same words
 #      (bench_fasttext_reference); and the same .vec and .bin gzipped (`gzip -1`, as downloaded), read by the
 #      default build (ISA-L's inflater) and by a build with zlib's (-DTERMALIGN_WITH_ISAL=OFF), each output
-#      compared byte for byte with the uncompressed run's. Its data (about 26 GB, and about 13 GB gzipped) is made
-#      in WORK on first use and kept there.
+#      compared byte for byte with the uncompressed run's; and the .bin without a seed lexicon, on a variant whose
+#      French spells 5 % of its words as their English translation (the start of an induced seed). Its data (about
+#      26 GB, 13 GB gzipped and 10 GB for the variant) is made in WORK on first use and kept there.
 # The synthetic .vec files have their rows in unrelated orders (generate_synthetic.py --row-order shuffled): the
 # first rows of the two files are not translations of each other, the case where an unchecked self-learning
 # refinement drifts.
