@@ -246,7 +246,8 @@ TEST_CASE("An induced start of fewer pairs than dimensions is fitted unwhitened,
   // Before, the run stopped with the whitening's usage error; now the start's plain map reads the rounds' seed.
   const Eigen::Index d = 64;
   const Matrix R = [&] {
-    const Eigen::MatrixXd g = testing::random_unit_rows(static_cast<int>(d), static_cast<int>(d), 21).cast<double>();
+    const Eigen::MatrixXd g =
+        testing::random_unit_rows(static_cast<int>(d), static_cast<int>(d), 21).cast<double>();
     return Matrix(Eigen::MatrixXd(Eigen::HouseholderQR<Eigen::MatrixXd>(g).householderQ()).cast<float>());
   }();
   const Matrix x = testing::random_unit_rows(355, static_cast<int>(d), 22);

@@ -77,7 +77,7 @@ struct MappingOptions {
   // Applied to both sides before the map; `automatic` is center with a seed lexicon or a dictionary, and
   // unit-center-unit with a seed induced from the vectors alone (resolved_normalization).
   Normalization normalization = Normalization::automatic;
-  std::size_t min_seed_pairs = 50;                      // fewer usable seed pairs is an error
+  std::size_t min_seed_pairs = 50;  // fewer usable seed pairs is an error
   // The multi-step framework of Artetxe et al. (AAAI 2018); with every step off it is orthogonal Procrustes.
   bool whiten = true;                  // whiten each side (on the seed pairs) before the orthogonal map
   double src_reweight = 0.5;           // re-weight the source side by the singular values to this power (0 = off)

@@ -118,13 +118,12 @@ Precision parse_precision(const std::string& name) {
 Normalization resolved_normalization(const AlignConfig& config) {
   if (config.mapping.normalization != Normalization::automatic) return config.mapping.normalization;
   return is_induced_seed(config.input.seed) && config.input.dictionary.empty() ? Normalization::unit_center_unit
-                                                                                : Normalization::center;
+                                                                               : Normalization::center;
 }
 
 Normalization parse_normalization(const std::string& name) {
-  for (auto value :
-       {Normalization::none, Normalization::unit, Normalization::center, Normalization::unit_center_unit,
-        Normalization::automatic}) {
+  for (auto value : {Normalization::none, Normalization::unit, Normalization::center,
+                     Normalization::unit_center_unit, Normalization::automatic}) {
     if (name == to_string(value)) return value;
   }
   throw_usage_error("Unknown normalisation '" + name + "': use none, unit, center, unit-center-unit or auto.");

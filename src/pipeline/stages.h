@@ -76,8 +76,9 @@ struct InducedSeed {
 // start fitted once; or, given, `start` (a dictionary's pairs; moved from). Then, with `terms` and
 // seed_term_rounds, that many rounds of reading the seed off the term lists (term_word_pairs of the
 // confident_term_pairs under the last fit), each round's fit the next's start; the start is kept unless the first
-// round's fit maps the terms better. A seed of no more usable pairs than dimensions is fitted without whitening
-// (its covariance would be singular), and so are its rounds until theirs outnumber the dimensions.
+// round's fit maps the terms better. A seed too small to whiten (the pairs its refinement's first fit sees, no more
+// than the dimensions: their covariance would be singular) is fitted without whitening; the next round's is
+// whitened again when it has enough pairs.
 InducedSeed induced_seed(const AlignConfig& config, const Embeddings& source, const Embeddings& target,
                          const Mapping& normalisers, const SeedTerms* terms, PairList* start = nullptr);
 
