@@ -28,6 +28,13 @@ Embeddings embeddings(const std::vector<std::string>& words, Matrix vectors) {
   return e;
 }
 
+// A seeded random rotation of `d` dimensions: the Q of a QR decomposition of random unit rows.
+Matrix random_rotation(Eigen::Index d, unsigned seed) {
+  const Eigen::MatrixXd g =
+      testing::random_unit_rows(static_cast<int>(d), static_cast<int>(d), seed).cast<double>();
+  return Matrix(Eigen::MatrixXd(Eigen::HouseholderQR<Eigen::MatrixXd>(g).householderQ()).cast<float>());
+}
+
 // The brute-force mutual CSLS nearest neighbours, best first, from the scoring tests' plain references.
 std::vector<Candidate> brute_force_mutual(const Matrix& X, const Matrix& Z, int k) {
   const std::vector<std::vector<float>> s = testing::all_similarities(X, Z);
@@ -113,10 +120,7 @@ TEST_CASE("term_word_pairs: one-word terms pair their words, longer ones their m
 TEST_CASE("An induced seed read off the term lists recovers the map its start misses", "[seed]") {
   std::mt19937 generator(11);
   const Eigen::Index d = 24;
-  const Matrix R = [&] {
-    const Eigen::MatrixXd g = testing::random_unit_rows(d, d, 12).cast<double>();
-    return Matrix(Eigen::MatrixXd(Eigen::HouseholderQR<Eigen::MatrixXd>(g).householderQ()).cast<float>());
-  }();
+  const Matrix R = random_rotation(d, 12);
   std::vector<std::string> source_words, target_words;
   std::vector<RowVector> source_rows, target_rows;
   const auto add = [&](const std::string& s, const RowVector& x, const std::string& t, const RowVector& z) {
@@ -245,11 +249,7 @@ TEST_CASE("An induced start of fewer pairs than dimensions is fitted unwhitened,
   // 55 words written alike (at least min_seed_pairs, fewer than d = 64): their covariance cannot be whitened.
   // Before, the run stopped with the whitening's usage error; now the start's plain map reads the rounds' seed.
   const Eigen::Index d = 64;
-  const Matrix R = [&] {
-    const Eigen::MatrixXd g =
-        testing::random_unit_rows(static_cast<int>(d), static_cast<int>(d), 21).cast<double>();
-    return Matrix(Eigen::MatrixXd(Eigen::HouseholderQR<Eigen::MatrixXd>(g).householderQ()).cast<float>());
-  }();
+  const Matrix R = random_rotation(d, 21);
   const Matrix x = testing::random_unit_rows(355, static_cast<int>(d), 22);
   const Matrix noise = testing::random_unit_rows(355, static_cast<int>(d), 23);
   const Matrix z = x * R + 0.1f * noise;
