@@ -19,8 +19,9 @@ enum class Precision { fp32, bf16, automatic };
 
 // As the seed lexicon, a seed induced from the vectors instead of read from a file (seed.h): the words written
 // alike in the two vocabularies (vecmap's --identical); those plus the words spelt alike or nearly so once
-// transliterated to Latin (`файл` / `file`); or the one of these starts whose refined mapping scores best by an
-// unsupervised criterion (the mean CSLS of each frequent source word's nearest target, as MUSE selects models).
+// transliterated to Latin (`файл` / `file`); or the seedless default, `auto`, which today starts from the latter
+// (a superset of the former: comparing the two by an unsupervised criterion chose by noise, and chose the worse on
+// German, docs/accuracy.md).
 constexpr const char* kIdenticalSeed = "identical";
 constexpr const char* kTransliteratedSeed = "transliterated";
 constexpr const char* kAutoSeed = "auto";
@@ -94,9 +95,6 @@ struct MappingOptions {
   // Induced seeds (kTransliteratedSeed, kAutoSeed): two words of at least 4 letters whose Latin spellings are
   // this alike (character n-gram Dice), each the other's closest, pair up besides those spelt the same.
   double seed_spelling_similarity = 0.8;
-  // kAutoSeed's criterion: over this many most frequent words of each side, the mean CSLS of each source word's
-  // nearest target under each start's refined mapping.
-  std::size_t seed_selection_words = 10000;
   // With an induced seed, the lexicon the re-ranker's seed evidence reads (the word translations, the seed
   // agreement): the mutual CSLS nearest neighbours among this many most frequent words of each side under the
   // fitted mapping, as a seed lexicon of frequent words would give them (0 = the induced seed itself).

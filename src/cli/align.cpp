@@ -81,8 +81,6 @@ const std::map<std::string, std::string>& option_help() {
       {"seed-lexicon-words",
        "With an induced seed: the re-ranker's seed evidence reads the mutual CSLS nearest neighbours among this "
        "many frequent words per side under the fitted mapping (0 = the induced seed itself)"},
-      {"seed-selection-words",
-       "--seed auto: frequent words per side over which the starts' mappings are compared (mean CSLS)"},
       {"seed-term-rounds",
        "Induced seeds: at most this many rounds of reading the seed off the term lists (the mutual CSLS nearest "
        "term pairs' words seed the next fit, until they no longer change; with a --dictionary and no seed lexicon, "

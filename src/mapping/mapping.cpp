@@ -193,28 +193,6 @@ std::vector<std::pair<std::uint32_t, std::uint32_t>> mutual_nearest_words(const 
   return mutual_nearest_neighbours(top(source_vocabulary), top(target_vocabulary), mapping, threads);
 }
 
-double mean_nearest_csls(const Matrix& source_vocabulary, const Matrix& target_vocabulary, const Mapping& mapping,
-                         std::size_t words, int threads) {
-  const auto mapped = [&](const Matrix& vocabulary, const Matrix& transform) {
-    Matrix rows = vocabulary.topRows(std::min<Eigen::Index>(static_cast<Eigen::Index>(words), vocabulary.rows())) *
-                  transform;
-    normalize_rows(rows, threads);
-    return rows;
-  };
-  const Matrix source = mapped(source_vocabulary, mapping.source_transform);
-  const Matrix target = mapped(target_vocabulary, mapping.target_transform);
-  if (source.rows() == 0 || target.rows() == 0) return -std::numeric_limits<double>::infinity();
-  TileOptions tiles;
-  tiles.threads = threads;
-  SelectionOptions nearest;
-  nearest.top_m = 1;
-  const std::vector<Candidate> pairs =
-      csls_select(source, target, kRefineNeighbourhood, nearest, tiles).candidates;
-  double sum = 0;
-  for (const Candidate& pair : pairs) sum += pair.score;
-  return pairs.empty() ? -std::numeric_limits<double>::infinity() : sum / static_cast<double>(pairs.size());
-}
-
 namespace {
 // Calls change(row) for every row of `vectors`, blocks of rows shared out among the threads: for changes of each
 // row on its own, which then have the same bits whatever the threads.

@@ -52,12 +52,6 @@ SeedProducts refined_seed_products(const Matrix& Xs, const Matrix& Zt, const Mat
 // Usage error when whitening meets seed vectors that do not span every dimension.
 Mapping mapping_from_products(const SeedProducts& products, const MappingOptions& options);
 
-// MUSE's unsupervised model-selection criterion: the first `words` rows of each vocabulary (normalised word
-// vectors, most frequent first) mapped, and the mean CSLS (k = 10, within these words) of each source word's
-// nearest target. Higher is a better map of the frequent words; comparable only between maps of the same vectors.
-double mean_nearest_csls(const Matrix& source_vocabulary, const Matrix& target_vocabulary, const Mapping& mapping,
-                         std::size_t words, int threads = 0);
-
 // The refinement's dictionary under `mapping`: the pairs of mutual CSLS nearest neighbours (k = 10) among the
 // first `words` rows of each vocabulary (normalised word vectors, most frequent first), as (source row, target
 // row), sorted.

@@ -76,6 +76,24 @@ void check_provenance(const toml::table& section, const std::string& path, const
   }
 }
 
+// Options that are gone, with what replaced them: a resolved configuration of an older build that names one
+// still loads (the key ignored, with a warning), since its other options still say how that run was made.
+struct RetiredOption {
+  const char* key;
+  const char* why;
+};
+constexpr RetiredOption kRetiredOptions[] = {
+    {"mapping.seed_selection_words",
+     "seed 'auto' no longer compares two starts by the mean CSLS of the frequent words: it starts from the words "
+     "spelt alike ('transliterated'), of which the other start's are a part"},
+};
+
+const RetiredOption* retired_option(const std::string& key) {
+  for (const RetiredOption& option : kRetiredOptions)
+    if (key == option.key) return &option;
+  return nullptr;
+}
+
 // Reads the options of `table` over `config`: `path` names the file in errors and anchors relative paths.
 void apply_table(const toml::table& table, const std::string& path, AlignConfig& config) {
   const std::filesystem::path base = std::filesystem::path(path).parent_path();
@@ -149,11 +167,15 @@ void apply_table(const toml::table& table, const std::string& path, AlignConfig&
     }
     for (const auto& [key, value] : *section.as_table()) {
       const std::string full = section_key + "." + std::string(key.str());
-      if (!known.count(full)) {
-        const std::string near = closest_name(full, std::vector<std::string>(known.begin(), known.end()));
-        throw_config_error(path, value.source().begin.line,
-                           "unknown key '" + full + "'" + (near.empty() ? "." : "; did you mean '" + near + "'?"));
+      if (known.count(full)) continue;
+      if (const RetiredOption* retired = retired_option(full)) {
+        logger().warn("{}:{}: '{}' is no longer an option and is ignored: {}", path, value.source().begin.line,
+                      full, retired->why);
+        continue;
       }
+      const std::string near = closest_name(full, std::vector<std::string>(known.begin(), known.end()));
+      throw_config_error(path, value.source().begin.line,
+                         "unknown key '" + full + "'" + (near.empty() ? "." : "; did you mean '" + near + "'?"));
     }
   }
 }

@@ -2,7 +2,6 @@
 #include <algorithm>
 #include <cctype>
 #include <cmath>
-#include <limits>
 #include <memory>
 #include <optional>
 #include <set>
@@ -253,37 +252,6 @@ FittedSeed fit_seed(PairList seed, const AlignConfig& config, const Embeddings& 
   return fitted;
 }
 
-// kAutoSeed: of the starts, the one whose fitted mapping has the highest mean_nearest_csls over the frequent
-// words (MUSE's unsupervised criterion); each start is fitted once.
-FittedSeed best_start(std::vector<PairList> starts, const AlignConfig& config, const Embeddings& source,
-                      const Embeddings& target, const Mapping& normalisers) {
-  const MappingOptions& options = config.mapping;
-  double best_score = -std::numeric_limits<double>::infinity();
-  std::optional<FittedSeed> best;
-  for (PairList& start : starts) {
-    FittedSeed fitted = fit_seed(std::move(start), config, source, target, normalisers);
-    if (!fitted.products) {
-      logger().info("seed auto: the start '{}' has {} usable pairs, fewer than min_seed_pairs ({})",
-                    fitted.seed.path, fitted.usable, options.min_seed_pairs);
-      if (!best) best = std::move(fitted);  // the error, if no start is usable, names the first
-      continue;
-    }
-    const double score = mean_nearest_csls(source.vectors, target.vectors, fitted.mapping,
-                                           options.seed_selection_words, config.scoring.threads);
-    logger().info(
-        "seed auto: the start '{}' ({} pairs, {} usable) maps the {} most frequent words of each side with a "
-        "mean CSLS of {:.4f} to their nearest translation",
-        fitted.seed.path, fitted.seed.pairs.size(), fitted.usable, options.seed_selection_words, score);
-    if (score > best_score) {
-      best_score = score;
-      best = std::move(fitted);
-    }
-  }
-  logger().info("seed auto: the run starts from the seed '{}' ({} pairs), the start whose mapping scores best",
-                best->seed.path, best->seed.pairs.size());
-  return std::move(*best);
-}
-
 // The rounds stop when a round's word pairs are at least this share of the last round's: the map they would fit
 // is that round's, up to the refinement's own changes. Measured: after 4-5 rounds on enru/train and 2 on
 // ende/train, the rounds repeat 85-91 % of the last round's pairs, with the mean CSLS of the term pairs flat.
@@ -396,25 +364,18 @@ InducedSeed induced_seed(const AlignConfig& config, const Embeddings& source, co
                          const Mapping& normalisers, const SeedTerms* terms, PairList* start) {
   const MappingOptions& options = config.mapping;
   const int threads = config.scoring.threads;
-  std::vector<PairList> starts;
+  PairList first;
   if (start) {
-    starts.push_back(std::move(*start));
+    first = std::move(*start);
   } else if (config.input.seed == kIdenticalSeed) {
-    starts.push_back(identical_seed(source, target));
+    first = identical_seed(source, target);
   } else {
-    PairList transliterated = transliterated_seed(source, target, options.seed_spelling_similarity, threads);
-    if (config.input.seed == kAutoSeed) {
-      starts.push_back(identical_seed(source, target));
-      if (transliterated.pairs == starts.front().pairs)
-        logger().info("seed auto: no word pairs by spelling beyond the identical words, which are the seed");
-      else
-        starts.push_back(std::move(transliterated));
-    } else {
-      starts.push_back(std::move(transliterated));
-    }
+    first = transliterated_seed(source, target, options.seed_spelling_similarity, threads);
+    if (config.input.seed == kAutoSeed)
+      logger().info("seed auto: the run starts from the words spelt alike ('{}', {} pairs)", first.path,
+                    first.pairs.size());
   }
-  FittedSeed fitted = starts.size() == 1 ? fit_seed(std::move(starts.front()), config, source, target, normalisers)
-                                         : best_start(std::move(starts), config, source, target, normalisers);
+  FittedSeed fitted = fit_seed(std::move(first), config, source, target, normalisers);
   if (terms && fitted.products && options.seed_term_rounds > 0)
     fitted = read_off_terms(std::move(fitted), *terms, config, source, target, normalisers, start != nullptr);
   return {std::move(fitted.seed), std::move(fitted.products), fitted.usable, fitted.from_terms,

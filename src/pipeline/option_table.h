@@ -67,7 +67,6 @@ void visit_options(Config& config, Visitor&& visit) {
   visit("mapping", "refine_words", config.mapping.refine_words);
   visit("mapping", "refine_validation", config.mapping.refine_validation);
   visit("mapping", "seed_spelling_similarity", config.mapping.seed_spelling_similarity);
-  visit("mapping", "seed_selection_words", config.mapping.seed_selection_words);
   visit("mapping", "seed_lexicon_words", config.mapping.seed_lexicon_words);
   visit("mapping", "seed_term_rounds", config.mapping.seed_term_rounds);
   visit("mapping", "seed_term_pairs", config.mapping.seed_term_pairs);

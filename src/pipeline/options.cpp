@@ -182,13 +182,8 @@ void AlignConfig::validate() const {
   require(mapping.seed_spelling_similarity > 0 && mapping.seed_spelling_similarity <= 1,
           fmt::format("`seed_spelling_similarity` is a Dice coefficient, above 0 and at most 1 (got {}).",
                       mapping.seed_spelling_similarity));
-  require(mapping.seed_selection_words >= 1, "seed_selection_words must be at least 1.");
   // The induced seed's words among the frequent words loaded, not among those loaded for the terms.
   const bool induced = is_induced_seed(input.seed);
-  require(!induced || mapping.seed_selection_words <= input.most_frequent,
-          "seed_selection_words (" + std::to_string(mapping.seed_selection_words) +
-              ") cannot exceed the number of frequent words loaded, most_frequent (" +
-              std::to_string(input.most_frequent) + ").");
   require(!induced || mapping.seed_lexicon_words <= input.most_frequent,
           "seed_lexicon_words (" + std::to_string(mapping.seed_lexicon_words) +
               ") cannot exceed the number of frequent words loaded, most_frequent (" +

@@ -71,14 +71,12 @@ struct InducedSeed {
 };
 
 // The seed an induced `seed` (is_induced_seed) makes from the loaded vectors, normalised by `normalisers`
-// (normalise_pair): identical_seed, transliterated_seed, or for kAutoSeed the one of the two whose refined
-// mapping has the higher mean_nearest_csls over the seed_selection_words most frequent words (logged), each
-// start fitted once; or, given, `start` (a dictionary's pairs; moved from). Then, with `terms` and
-// seed_term_rounds, that many rounds of reading the seed off the term lists (term_word_pairs of the
-// confident_term_pairs under the last fit), each round's fit the next's start; the start is kept unless the first
-// round's fit maps the terms better. A seed too small to whiten (the pairs its refinement's first fit sees, no more
-// than the dimensions: their covariance would be singular) is fitted without whitening; the next round's is
-// whitened again when it has enough pairs.
+// (normalise_pair): identical_seed, or transliterated_seed (kTransliteratedSeed and kAutoSeed); or, given, `start` (a
+// dictionary's pairs; moved from); fitted once. Then, with `terms` and seed_term_rounds, that many rounds of reading
+// the seed off the term lists (term_word_pairs of the confident_term_pairs under the last fit), each round's fit the
+// next's start; the start is kept unless the first round's fit maps the terms better. A seed too small to whiten (the
+// pairs its refinement's first fit sees, no more than the dimensions: their covariance would be singular) is fitted
+// without whitening; the next round's is whitened again when it has enough pairs.
 InducedSeed induced_seed(const AlignConfig& config, const Embeddings& source, const Embeddings& target,
                          const Mapping& normalisers, const SeedTerms* terms, PairList* start = nullptr);
 
