@@ -127,33 +127,29 @@ Mapping mapping_from_products(const SeedProducts& products, const MappingOptions
   const auto svd = cross_covariance_svd(options.whiten ? whitened_cross : products.cross);
   const MatrixD& U = svd.matrixU();
   const MatrixD& V = svd.matrixV();
-  MatrixD source_transform = source_whitening.transform * U;
-  MatrixD target_transform = target_whitening.transform * V;
-  if (options.src_reweight != 0)
-    source_transform *= svd.singularValues().array().pow(options.src_reweight).matrix().asDiagonal();
-  if (options.tgt_reweight != 0)
-    target_transform *= svd.singularValues().array().pow(options.tgt_reweight).matrix().asDiagonal();
-  if (options.dewhiten == Dewhiten::source || options.dewhiten == Dewhiten::both)
-    source_transform *= U.transpose() * source_whitening.inverse * U;
-  if (options.dewhiten == Dewhiten::target || options.dewhiten == Dewhiten::both)
-    target_transform *= V.transpose() * target_whitening.inverse * V;
-  if (options.dim_reduction > 0) {
-    const auto kept = static_cast<Eigen::Index>(options.dim_reduction);
-    source_transform = source_transform.leftCols(kept).eval();
-    target_transform = target_transform.leftCols(kept).eval();
-  } else {
+  // Each side's transform from its own whitening and singular vectors: the two on two threads (each product
+  // single-threaded, as above).
+  const auto side = [&](const Whitening& whitening, const MatrixD& vectors, double reweight, bool dewhiten) {
+    MatrixD transform = whitening.transform * vectors;
+    if (reweight != 0) transform *= svd.singularValues().array().pow(reweight).matrix().asDiagonal();
+    if (dewhiten) transform *= vectors.transpose() * whitening.inverse * vectors;
+    if (options.dim_reduction > 0)
+      return Matrix(transform.leftCols(static_cast<Eigen::Index>(options.dim_reduction)).cast<float>());
     // Rotating both sides alike changes no similarity. In the target's own coordinates, every step off gives
     // Procrustes: U V^T and the identity.
-    source_transform *= V.transpose();
-    target_transform *= V.transpose();
-    // Without target whitening, re-weighting or de-whitening the target's transform is V V^T: the identity, set
-    // exactly (so the target vectors stay as they are and transform_rows skips their product).
-    const bool target_untouched = !options.whiten && options.tgt_reweight == 0;
-    if (target_untouched) target_transform = identity;
-  }
+    transform *= V.transpose();
+    return Matrix(transform.cast<float>());
+  };
+  const bool dewhiten_source = options.dewhiten == Dewhiten::source || options.dewhiten == Dewhiten::both;
+  const bool dewhiten_target = options.dewhiten == Dewhiten::target || options.dewhiten == Dewhiten::both;
   Mapping mapping;
-  mapping.source_transform = source_transform.cast<float>();
-  mapping.target_transform = target_transform.cast<float>();
+  run_both([&] { mapping.source_transform = side(source_whitening, U, options.src_reweight, dewhiten_source); },
+           [&] { mapping.target_transform = side(target_whitening, V, options.tgt_reweight, dewhiten_target); },
+           2);
+  // Without target whitening, re-weighting or de-whitening the target's transform is V V^T: the identity, set
+  // exactly (so the target vectors stay as they are and transform_rows skips their product).
+  if (options.dim_reduction == 0 && !options.whiten && options.tgt_reweight == 0)
+    mapping.target_transform = Matrix::Identity(d, d);
   return mapping;
 }
 
@@ -408,9 +404,13 @@ class HeldOutCheck {
     nearest.top_m = kTopHits;
     Hits hits{std::vector<char>(gold_.size(), 0), std::vector<char>(gold_.size(), 0)};
     std::vector<float> best_score(gold_.size(), -std::numeric_limits<float>::infinity());
-    // Every source row's CSLS nearest targets in one pass; only the queries' are read.
-    for (const Candidate& near : csls_select(sources, targets, kRefineNeighbourhood, nearest, tiles).candidates) {
-      if (near.source >= gold_.size()) continue;
+    // The neighbourhoods of every row, then the queries' nearest targets only (csls_select would rank every
+    // source row's: the same values, for the few hundred queries out of thousands of rows).
+    const auto queries = static_cast<Eigen::Index>(gold_.size());
+    NeighbourhoodMeans means = neighbourhood_means(sources, targets, kRefineNeighbourhood, tiles);
+    means.source.conservativeResize(queries);
+    const Matrix query_rows = sources.topRows(queries);
+    for (const Candidate& near : select_csls_candidates(query_rows, targets, means, nearest, tiles)) {
       const std::vector<std::uint32_t>& translations = gold_[near.source];
       const bool hit =
           std::find(translations.begin(), translations.end(), id_of_target_[near.target]) != translations.end();
