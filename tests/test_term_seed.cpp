@@ -195,7 +195,7 @@ TEST_CASE("An induced seed read off the term lists recovers the map its start mi
     if (dictionary) start = *dictionary;
     pipeline::InducedSeed induced =
         pipeline::induced_seed(config, source, target, mapping, &terms, dictionary ? &start : nullptr);
-    REQUIRE(induced.products);
+    REQUIRE(induced.transforms);
     if (dictionary && rounds > 0) {
       // The rounds add to a dictionary's pairs, never drop them.
       CHECK(induced.from_terms);
@@ -203,7 +203,7 @@ TEST_CASE("An induced seed read off the term lists recovers the map its start mi
       for (const auto& pair : dictionary->pairs) CHECK(seed.count(pair) == 1);
       CHECK(seed.size() > dictionary->pairs.size());
     }
-    pipeline::finish_from_products(induced.products, induced.options, mapping)();
+    pipeline::set_transforms(*induced.transforms, mapping);
     const ComposedTerms X = [&] {
       ComposedTerms c = compose_terms(source_terms, TermComposer(source, mapping.source, config.composition), 1);
       transform_rows(c.vectors, mapping.source_transform, 1);
@@ -274,11 +274,11 @@ TEST_CASE("An induced start of fewer pairs than dimensions is fitted unwhitened,
   const pipeline::SeedTerms terms{source_terms, target_terms, config.composition, config.composition};
   pipeline::InducedSeed induced;
   REQUIRE_NOTHROW(induced = pipeline::induced_seed(config, source, target, mapping, &terms));
-  REQUIRE(induced.products);
+  REQUIRE(induced.transforms);
   CHECK(induced.from_terms);
   CHECK(induced.usable > static_cast<std::size_t>(d));  // the rounds' pairs, whitened as the run asks
   CHECK(induced.options.whiten);
-  REQUIRE_NOTHROW(pipeline::finish_from_products(induced.products, induced.options, mapping)());
+  pipeline::set_transforms(*induced.transforms, mapping);
   // The map retrieves the translations: each source word's nearest target word.
   Matrix mapped_source = source.vectors * mapping.source_transform;
   Matrix mapped_target = target.vectors * mapping.target_transform;

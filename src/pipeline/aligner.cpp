@@ -139,8 +139,10 @@ const Mapping& Aligner::fit_mapping(const PairList* seed) {
       made = pipeline::induced_seed(config_, normalised_source_, normalised_target_, mapping, nullptr);
     }
     pairs = std::move(made->seed);
-    if (made->products)
-      finish_fit = pipeline::finish_from_products(std::move(made->products), made->options, mapping);
+    if (made->transforms) {
+      pipeline::set_transforms(std::move(*made->transforms), mapping);
+      finish_fit = [] {};  // fitted already
+    }
   }
   const std::string seed_name = induced              ? config_.input.seed
                                 : pairs.path.empty() ? "the seed lexicon given"

@@ -136,13 +136,9 @@ Mapping normalise_pair(const AlignConfig& config, Embeddings& source, Embeddings
   return mapping;
 }
 
-std::function<void()> finish_from_products(std::shared_ptr<const SeedProducts> products,
-                                           const MappingOptions& options, Mapping& mapping) {
-  return [products = std::move(products), options, &mapping] {
-    Mapping fitted = mapping_from_products(*products, options);
-    mapping.source_transform = std::move(fitted.source_transform);
-    mapping.target_transform = std::move(fitted.target_transform);
-  };
+void set_transforms(Mapping fitted, Mapping& mapping) {
+  mapping.source_transform = std::move(fitted.source_transform);
+  mapping.target_transform = std::move(fitted.target_transform);
 }
 
 std::function<void()> fit_seed_transforms(const PairList& seed, const std::string& seed_name,
@@ -164,9 +160,11 @@ std::function<void()> fit_seed_transforms(const PairList& seed, const std::strin
   }
   // The refinement's iterations use the threads; its final products, like the seed's without refinement, are
   // decomposed beside the composition.
-  return finish_from_products(std::make_shared<const SeedProducts>(refined_seed_products(
-                                  Xs, Zt, source.vectors, target.vectors, config.mapping, threads)),
-                              config.mapping, mapping);
+  auto products = std::make_shared<const SeedProducts>(
+      refined_seed_products(Xs, Zt, source.vectors, target.vectors, config.mapping, threads));
+  return [products = std::move(products), options = config.mapping, &mapping] {
+    set_transforms(mapping_from_products(*products, options), mapping);
+  };
 }
 
 namespace {
@@ -378,7 +376,9 @@ InducedSeed induced_seed(const AlignConfig& config, const Embeddings& source, co
   FittedSeed fitted = fit_seed(std::move(first), config, source, target, normalisers);
   if (terms && fitted.products && options.seed_term_rounds > 0)
     fitted = read_off_terms(std::move(fitted), *terms, config, source, target, normalisers, start != nullptr);
-  return {std::move(fitted.seed), std::move(fitted.products), fitted.usable, fitted.from_terms,
+  std::optional<Mapping> transforms;
+  if (fitted.products) transforms = std::move(fitted.mapping);
+  return {std::move(fitted.seed), std::move(transforms), fitted.usable, fitted.from_terms,
           std::move(fitted.options)};
 }
 

@@ -231,9 +231,10 @@ class Scheduler {
           logger().info("the seed: the dictionary's {} pairs and {} more read off the term lists",
                         dictionary_pairs, induced.seed.pairs.size() - dictionary_pairs);
         seed_ = std::move(induced.seed);
-        if (induced.products) {
+        if (induced.transforms) {
           stats_.seed_pairs_usable = induced.usable;
-          finish_fit = finish_from_products(std::move(induced.products), induced.options, mapping_);
+          set_transforms(std::move(*induced.transforms), mapping_);
+          finish_fit = [] {};  // fitted already
         }
       }
       stats_.seed_pairs = seed_.pairs.size();

@@ -6,6 +6,7 @@
 #include <functional>
 #include <initializer_list>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -44,14 +45,10 @@ Mapping normalise_pair(const AlignConfig& config, Embeddings& source, Embeddings
 
 // Fits the mapping's transforms on the seed pairs both normalised sides know (`usable` of them; too few is an
 // input error naming `seed_name`). The d x d decompositions that finish the fit (serial) are returned as a step
-// still to run, which the scheduler runs beside the composition.
+// still to run (`mapping` must outlive it), which the scheduler runs beside the composition.
 std::function<void()> fit_seed_transforms(const PairList& seed, const std::string& seed_name,
                                           const AlignConfig& config, const Embeddings& source,
                                           const Embeddings& target, Mapping& mapping, std::size_t& usable);
-// The step that finishes a fit from its refined seed products (mapping_from_products): sets the transforms of
-// `mapping`, which must outlive it, as do `options`.
-std::function<void()> finish_from_products(std::shared_ptr<const SeedProducts> products,
-                                           const MappingOptions& options, Mapping& mapping);
 
 // The term lists an induced seed is read off, and how each is composed. References: they must outlive the call.
 struct SeedTerms {
@@ -61,14 +58,17 @@ struct SeedTerms {
   const CompositionOptions& target_composition;
 };
 
-// An induced seed and its fit, which the run reuses rather than fitting it again.
+// An induced seed and its fit, which the run reuses rather than fitting or decomposing it again.
 struct InducedSeed {
   PairList seed;
-  std::shared_ptr<const SeedProducts> products;  // refined_seed_products of `seed`; null when too few are usable
-  std::size_t usable = 0;                        // seed pairs both sides know
-  bool from_terms = false;                       // read off the term lists (else the start itself)
-  MappingOptions options;  // what `products` are decomposed with: the run's, unwhitened for too few pairs
+  std::optional<Mapping> transforms;  // the fitted transforms (no normalisers); none when too few are usable
+  std::size_t usable = 0;             // seed pairs both sides know
+  bool from_terms = false;            // read off the term lists (else the start itself)
+  MappingOptions options;  // what the transforms were fitted with: the run's, unwhitened for too few pairs
 };
+
+// `mapping` with `fitted`'s transforms (its normalisers kept).
+void set_transforms(Mapping fitted, Mapping& mapping);
 
 // The seed an induced `seed` (is_induced_seed) makes from the loaded vectors, normalised by `normalisers`
 // (normalise_pair): identical_seed, or transliterated_seed (kTransliteratedSeed and kAutoSeed); or, given, `start` (a
