@@ -5,6 +5,11 @@
   enfr-cyrillic/         enfr/train with the French side written in Cyrillic letters by a one-to-one map of
                          letters (term lists, gold, corpora, seed lexicon, word pairs), and fr.vec mapped alike
   enfr-cyrillic-noseed/  the same without its seed lexicon
+  enfr-half-a/, enfr-half-b/
+                         enfr/train's source terms in two halves (a seeded shuffle), each with its gold, the whole
+                         French list and both corpora, no seed lexicon: a seedless model trained on one half
+                         (`train-reranker --seed auto`) applied to the other (`align --data-dir ... --reranker
+                         MODEL`) measures a seedless run held out, ranked rounds included
 
 Each folder aligns with `termalign align --data-dir FOLDER`; the Cyrillic ones with the vectors en.vec and the
 folder's fr-cyrillic.vec (a .bin's subword n-grams cannot be rewritten). The map sends each French letter to its
@@ -15,6 +20,7 @@ Usage: /usr/bin/python3 scripts/standins.py [OUT_DIR] [DATA_DIR]   (defaults: /t
 ../shared/data relative to the repository). Deterministic: the same inputs give the same files.
 """
 import os
+import random
 import shutil
 import sys
 
@@ -70,6 +76,27 @@ def write_mapped_vec(source, target):
             write.write(cyrillic(word) + " " + numbers)
 
 
+def write_halves(train, out):
+    """enfr-half-a and enfr-half-b: the source terms shuffled by random.Random(7), the first half in a."""
+    with open(os.path.join(train, "terms-en.txt"), encoding="utf-8") as read:
+        terms = [line.rstrip("\n") for line in read]
+    with open(os.path.join(train, "terms-en-fr.txt"), encoding="utf-8") as read:
+        gold = [line.rstrip("\n").split("\t") for line in read]
+    order = list(range(len(terms)))
+    random.Random(7).shuffle(order)
+    halves = {"a": order[:len(terms) // 2], "b": order[len(terms) // 2:]}
+    for name, rows in halves.items():
+        folder = os.path.join(out, "enfr-half-" + name)
+        os.makedirs(folder, exist_ok=True)
+        kept = {terms[row] for row in rows}
+        with open(os.path.join(folder, "terms-en.txt"), "w", encoding="utf-8", newline="") as write:
+            write.writelines(term + "\n" for term in terms if term in kept)
+        with open(os.path.join(folder, "terms-en-fr.txt"), "w", encoding="utf-8", newline="") as write:
+            write.writelines(source + "\t" + target + "\n" for source, target in gold if source in kept)
+        for file in ("terms-fr.txt", "corpus-en.txt", "corpus-fr.txt"):
+            copy(os.path.join(train, file), os.path.join(folder, file))
+
+
 def main():
     root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
     out = sys.argv[1] if len(sys.argv) > 1 else "/tmp/termalign-standins"
@@ -96,7 +123,8 @@ def main():
                  column=1)
     write_mapped_vec(os.path.join(data, "vectors", "fr.vec"), os.path.join(seeded, "fr-cyrillic.vec"))
     shutil.copyfile(os.path.join(seeded, "fr-cyrillic.vec"), os.path.join(unseeded, "fr-cyrillic.vec"))
-    print(f"wrote {noseed}, {seeded} and {unseeded}")
+    write_halves(train, out)
+    print(f"wrote {noseed}, {seeded}, {unseeded}, and enfr-half-a and enfr-half-b in {out}")
 
 
 if __name__ == "__main__":

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <catch2/catch.hpp>
 #include <map>
+#include <memory>
 #include <random>
 #include <set>
 #include <string>
@@ -292,4 +293,68 @@ TEST_CASE("An induced start of fewer pairs than dimensions is fitted unwhitened,
     hits += j == i;
   }
   CHECK(hits > 340);  // of 355
+}
+
+TEST_CASE("A ranked round's seed is the word pairs of the ranking's best pairs, as they are, fitted once",
+          "[seed]") {
+  // 300 translated words (z = x R + noise, the targets spelt otherwise): the ranking of the last run holds their
+  // one-word pairs, two-word terms whose words come in the other order, and a wrong pair.
+  const Eigen::Index d = 32;
+  const int words = 300;
+  const Matrix R = random_rotation(d, 31);
+  const Matrix x = testing::random_unit_rows(words, static_cast<int>(d), 32);
+  const Matrix z = x * R + 0.1f * testing::random_unit_rows(words, static_cast<int>(d), 33);
+  std::vector<std::string> source_words, target_words;
+  for (int i = 0; i < words; ++i) {
+    source_words.push_back("w" + std::to_string(i));
+    target_words.push_back("слово" + std::to_string(i));
+  }
+  AlignConfig config;
+  config.input.seed = kAutoSeed;
+  config.mapping.refine_iterations = 0;
+  config.scoring.threads = 2;
+  Embeddings source = embeddings(source_words, x);
+  Embeddings target = embeddings(target_words, z);
+  const Mapping normalisers = pipeline::normalise_pair(config, source, target);
+  // The last run's mapping: the true rotation, as a good run's would be.
+  auto last = std::make_shared<Mapping>(normalisers);
+  last->source_transform = R;
+  last->target_transform = Matrix::Identity(d, d);
+  pipeline::RankedSeed ranked;
+  ranked.mapping = last;
+  ranked.round = 1;
+  for (int i = 0; i < 200; ++i) ranked.term_pairs.emplace_back(source_words[i], target_words[i]);
+  ranked.term_pairs.emplace_back("w200 w201", "слово201 слово200");
+  ranked.term_pairs.emplace_back("w202", "слово7");  // wrong, but the ranking's: kept
+  ranked.term_pairs.emplace_back("w203 unknown", "слово203");
+  const pipeline::InducedSeed seed = pipeline::ranked_seed(config, source, target, normalisers, ranked);
+  std::vector<std::pair<std::string, std::string>> expected(ranked.term_pairs.begin(),
+                                                            ranked.term_pairs.begin() + 200);
+  expected.insert(expected.end(),
+                  {{"w200", "слово200"}, {"w201", "слово201"}, {"w202", "слово7"}, {"w203", "слово203"}});
+  CHECK(seed.seed.pairs == expected);
+  CHECK(seed.seed.path == "ranked round 1");
+  CHECK(seed.usable == expected.size());
+  CHECK(seed.from_terms);
+  REQUIRE(seed.transforms);
+  // Its fit maps the words not in it (w204 and after) to their translations.
+  Mapping mapping = normalisers;
+  pipeline::set_transforms(*seed.transforms, mapping);
+  Matrix mapped_source = source.vectors * mapping.source_transform;
+  Matrix mapped_target = target.vectors * mapping.target_transform;
+  mapped_source.rowwise().normalize();
+  mapped_target.rowwise().normalize();
+  const Matrix similarity = mapped_source.bottomRows(words - 204) * mapped_target.transpose();
+  std::size_t hits = 0;
+  for (Eigen::Index i = 0; i < similarity.rows(); ++i) {
+    Eigen::Index j = 0;
+    similarity.row(i).maxCoeff(&j);
+    hits += j == i + 204;
+  }
+  CHECK(hits > 90);  // of 96
+  // Fewer usable pairs than min_seed_pairs: no fit (the run keeps the last round's mapping).
+  ranked.term_pairs.resize(config.mapping.min_seed_pairs - 1);
+  const pipeline::InducedSeed small = pipeline::ranked_seed(config, source, target, normalisers, ranked);
+  CHECK(small.usable == config.mapping.min_seed_pairs - 1);
+  CHECK_FALSE(small.transforms);
 }

@@ -104,6 +104,11 @@ struct MappingOptions {
   // pairs are those of the last (0 = off: the start seed alone).
   std::size_t seed_term_rounds = 10;
   std::size_t seed_term_pairs = 0;  // the most confident term pairs read in each round (0 = all)
+  // Induced seeds, with a re-ranker: rounds of reading the seed off the run's own ranking (Aligner::candidates):
+  // the seed_ranked_pairs best pairs of the re-ranked list, split into word pairs as in the term rounds, become
+  // the whole seed of the next fit, whose run is ranked again (0 = off).
+  std::size_t seed_ranked_rounds = 2;
+  std::size_t seed_ranked_pairs = 1000;
 };
 
 struct CompositionOptions {

@@ -5,6 +5,7 @@
 #include <Eigen/Core>
 #include <cstddef>
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -134,6 +135,9 @@ struct CandidateSet {
   std::size_t per_source = 0;  // the final list keeps each source term's best `per_source` pairs (0 = all)
   // r_T and r_S of CSLS (mean similarity to the k nearest terms of the other side) by term id; NaN: no vector.
   std::vector<float> source_means, target_means;
+  // With a seed induced from the vectors: the run's mapping, under which a ranked round reads the word pairs of
+  // the run's best pairs (Aligner::candidates).
+  std::shared_ptr<const Mapping> mapping;
 };
 
 // The processes a run shares its scoring with (the collectives of util/distributed.h): single_process() by

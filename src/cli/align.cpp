@@ -86,6 +86,10 @@ const std::map<std::string, std::string>& option_help() {
        "term pairs' words seed the next fit, until they no longer change; with a --dictionary and no seed lexicon, "
        "added to the dictionary's pairs; 0 = off)"},
       {"seed-term-pairs", "Induced seeds: the most confident term pairs read in each round (0 = all)"},
+      {"seed-ranked-rounds",
+       "Induced seeds, with a re-ranker: rounds of reading the seed off the run's own re-ranked list (the best "
+       "pairs' words seed the next fit, whose run is ranked again; 0 = off)"},
+      {"seed-ranked-pairs", "Induced seeds: the best pairs of the re-ranked list read in each ranked round"},
       {"lowercase-fallback", "Try unknown tokens lower-cased, then as cased words of the vectors"},
       {"split-compounds", "Split unknown tokens on hyphens and apostrophes"},
       {"split-closed-compounds", "Read unknown tokens as closed compounds of known words (dateiformat)"},

@@ -45,6 +45,41 @@ TermList term_list(const std::vector<std::string>& terms, const std::string& pat
   return list;
 }
 
+// The run of ranked round `round` after `last` (a run whose seed was induced) and its `ranking`, best first: its
+// seed the word pairs of the ranking's seed_ranked_pairs best pairs (ranked_seed); its seconds added to stats'
+// (the rest of stats becomes this run's).
+CandidateSet ranked_round(const AlignConfig& config, const CandidateSet& last,
+                          const std::vector<RankedIndex>& ranking, std::size_t round, bool full_evidence,
+                          AlignmentSummary& stats, const ProcessGroup& group, VectorCache* cache) {
+  TERMALIGN_CHECK(last.mapping != nullptr, "a ranked round follows a run whose seed was induced");
+  pipeline::RankedSeed ranked;
+  ranked.mapping = last.mapping;
+  ranked.round = round;
+  for (const RankedIndex& pair : ranking) {
+    if (ranked.term_pairs.size() == config.mapping.seed_ranked_pairs) break;
+    ranked.term_pairs.emplace_back(last.source_terms.terms[pair.source], last.target_terms.terms[pair.target]);
+  }
+  const double seconds = stats.seconds;
+  CandidateSet next = pipeline::scheduled_candidates(config, full_evidence, stats, group, cache, &ranked);
+  stats.seconds += seconds;
+  return next;
+}
+
+// How many ranked rounds a run of `config` makes after its first run (Aligner::candidates): seed_ranked_rounds
+// when its seed is induced, fitted and re-ranked, without a dictionary (whose runs fit on its pairs), in one
+// process; else none.
+std::size_t ranked_rounds(const AlignConfig& config, const ProcessGroup& group) {
+  if (!is_induced_seed(config.input.seed) || !config.input.saved_mapping.empty() || !uses_reranker(config) ||
+      !config.input.dictionary.empty())
+    return 0;
+  if (group.size() > 1 && config.mapping.seed_ranked_rounds > 0) {
+    logger().warn("seed_ranked_rounds: the ranked rounds run in one process only; this group of {} runs none",
+                  group.size());
+    return 0;
+  }
+  return config.mapping.seed_ranked_rounds;
+}
+
 }  // namespace
 
 Aligner::Aligner(AlignConfig config) : config_(std::move(config)), cache_(&own_cache_) {}
@@ -280,7 +315,23 @@ std::vector<RankedIndex> Aligner::rank(const CandidateSet& candidates) const {
 CandidateSet Aligner::candidates(bool full_evidence, AlignmentSummary* summary, const ProcessGroup& group) {
   if (given_) load();  // the configuration names the given vectors
   AlignmentSummary local;
-  return pipeline::scheduled_candidates(config_, full_evidence, summary ? *summary : local, group, cache_);
+  AlignmentSummary& stats = summary ? *summary : local;
+  const std::size_t rounds = ranked_rounds(config_, group);
+  // The ranked rounds load the same vectors again: kept for them when no cache keeps them.
+  VectorCache rounds_cache;
+  VectorCache* cache = cache_ || rounds == 0 ? cache_ : &rounds_cache;
+  // The mapping and the mapped vectors are written by the last run only.
+  AlignConfig earlier = config_;
+  earlier.output.save_mapping.clear();
+  earlier.output.save_mapped_vectors.clear();
+  CandidateSet scored =
+      pipeline::scheduled_candidates(rounds > 0 ? earlier : config_, full_evidence, stats, group, cache);
+  for (std::size_t round = 1; round <= rounds && scored.mapping; ++round) {
+    const std::vector<RankedIndex> ranking = rank(scored);
+    scored = ranked_round(round == rounds ? config_ : earlier, scored, ranking, round, full_evidence, stats, group,
+                          cache);
+  }
+  return scored;
 }
 
 std::vector<RankedPair> Aligner::align(AlignmentSummary* summary, const ProcessGroup& group) {

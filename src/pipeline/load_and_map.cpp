@@ -382,6 +382,34 @@ InducedSeed induced_seed(const AlignConfig& config, const Embeddings& source, co
           std::move(fitted.options)};
 }
 
+InducedSeed ranked_seed(const AlignConfig& config, const Embeddings& source, const Embeddings& target,
+                        const Mapping& normalisers, const RankedSeed& ranked) {
+  // The pairs as rows of two lists of their own terms, row i of each the pair's.
+  std::vector<std::string> sources, targets;
+  std::vector<std::uint32_t> ids;
+  std::vector<Candidate> rows;
+  for (const auto& [s, t] : ranked.term_pairs) {
+    Candidate row;
+    row.source = row.target = static_cast<std::uint32_t>(ids.size());
+    ids.push_back(row.source);
+    rows.push_back(row);
+    sources.push_back(s);
+    targets.push_back(t);
+  }
+  const CompositionOptions known_only = known_words_only();
+  const TermComposer source_words(source, normalisers.source, known_only);
+  const TermComposer target_words(target, normalisers.target, known_only);
+  PairList pairs = term_word_pairs(rows, {sources, ids, source_words, ranked.mapping->source_transform},
+                                   {targets, ids, target_words, ranked.mapping->target_transform},
+                                   "ranked round " + std::to_string(ranked.round));
+  FittedSeed fitted = fit_seed(std::move(pairs), config, source, target, normalisers);
+  logger().info("seed ranked round {}: the {} best pairs of the last ranked list give {} word pairs ({} usable)",
+                ranked.round, ranked.term_pairs.size(), fitted.seed.pairs.size(), fitted.usable);
+  std::optional<Mapping> transforms;
+  if (fitted.products) transforms = std::move(fitted.mapping);
+  return {std::move(fitted.seed), std::move(transforms), fitted.usable, true, std::move(fitted.options)};
+}
+
 PairList induced_lexicon(const AlignConfig& config, PairList start, const Embeddings& source,
                          const Embeddings& target, const Mapping& mapping) {
   const std::size_t words = config.mapping.seed_lexicon_words;

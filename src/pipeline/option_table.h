@@ -70,6 +70,8 @@ void visit_options(Config& config, Visitor&& visit) {
   visit("mapping", "seed_lexicon_words", config.mapping.seed_lexicon_words);
   visit("mapping", "seed_term_rounds", config.mapping.seed_term_rounds);
   visit("mapping", "seed_term_pairs", config.mapping.seed_term_pairs);
+  visit("mapping", "seed_ranked_rounds", config.mapping.seed_ranked_rounds);
+  visit("mapping", "seed_ranked_pairs", config.mapping.seed_ranked_pairs);
   visit("composition", "lowercase_fallback", config.composition.lowercase_fallback);
   visit("composition", "split_compounds", config.composition.split_compounds);
   visit("composition", "split_closed_compounds", config.composition.split_closed_compounds);

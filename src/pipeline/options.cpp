@@ -188,6 +188,9 @@ void AlignConfig::validate() const {
           "seed_lexicon_words (" + std::to_string(mapping.seed_lexicon_words) +
               ") cannot exceed the number of frequent words loaded, most_frequent (" +
               std::to_string(input.most_frequent) + ").");
+  require(mapping.seed_ranked_rounds == 0 || mapping.seed_ranked_pairs >= 1,
+          "A ranked round reads the seed off at least one pair: give seed_ranked_pairs of at least 1, or "
+          "seed_ranked_rounds 0.");
   require(orthography.weight >= 0,
           fmt::format("The orthographic weight `orthographic_weight` cannot be negative (got {}).",
                       orthography.weight));

@@ -38,14 +38,15 @@ void require_same_terms(const ComposedTerms& X, const ComposedTerms& Z, const Pr
 class Scheduler {
  public:
   Scheduler(const AlignConfig& config, bool full_evidence, AlignmentSummary& stats, const ProcessGroup& group,
-            VectorCache* cache)
+            VectorCache* cache, const RankedSeed* ranked)
       : config_(config),
         threads_(config.scoring.threads),
         fit_(config.input.saved_mapping.empty()),
         full_evidence_(full_evidence || uses_reranker(config)),
         stats_(stats),
         group_(group),
-        cache_(cache) {}
+        cache_(cache),
+        ranked_(ranked) {}
 
   // With a cache, the term lists and mapped term vectors of an earlier run with the same inputs, mapping and
   // composition (a grid's runs that vary the scoring, ranking or orthography): true when they were found, and the
@@ -225,8 +226,10 @@ class Scheduler {
         const SeedTerms terms{result_.source_terms.terms, result_.target_terms.terms, source_composition_,
                               target_composition_};
         const std::size_t dictionary_pairs = seed_.pairs.size();
-        InducedSeed induced =
-            induced_seed(config_, source_, target_, mapping_, &terms, dictionary_start ? &seed_ : nullptr);
+        const bool ranked = ranked_ && !dictionary_start;
+        InducedSeed induced = ranked ? ranked_seed(config_, source_, target_, mapping_, *ranked_)
+                                     : induced_seed(config_, source_, target_, mapping_, &terms,
+                                                    dictionary_start ? &seed_ : nullptr);
         if (dictionary_start && induced.from_terms)
           logger().info("the seed: the dictionary's {} pairs and {} more read off the term lists",
                         dictionary_pairs, induced.seed.pairs.size() - dictionary_pairs);
@@ -235,6 +238,14 @@ class Scheduler {
           stats_.seed_pairs_usable = induced.usable;
           set_transforms(std::move(*induced.transforms), mapping_);
           finish_fit = [] {};  // fitted already
+        } else if (ranked) {
+          logger().warn(
+              "seed ranked round {}: {} usable word pairs, fewer than min_seed_pairs ({}): the last "
+              "round's mapping is kept",
+              ranked_->round, induced.usable, config_.mapping.min_seed_pairs);
+          stats_.seed_pairs_usable = induced.usable;
+          set_transforms(*ranked_->mapping, mapping_);
+          finish_fit = [] {};
         }
       }
       stats_.seed_pairs = seed_.pairs.size();
@@ -262,6 +273,8 @@ class Scheduler {
                      if (full_evidence_) map_term_words(source_composer, target_composer, release_early);
                      if (release_early) release_word_vectors(source_, source_spill_, "the source word vectors");
                    });
+    if (fit_ && is_induced_seed(config_.input.seed))  // what a ranked round after this run reads
+      result_.mapping = std::make_shared<const Mapping>(mapping_);
     if (fit_ && !config_.output.save_mapping.empty()) save_mapping(config_.output.save_mapping, mapping_);
     if (!config_.output.save_mapped_vectors.empty()) {
       save_mapped_vectors(config_.output.save_mapped_vectors, source_, target_, mapping_, threads_);
@@ -492,6 +505,7 @@ class Scheduler {
   AlignmentSummary& stats_;
   const ProcessGroup& group_;
   VectorCache* cache_;
+  const RankedSeed* ranked_;  // a ranked round's seed, else null
   CandidateSet result_;
   PairList seed_;
   std::shared_ptr<const Dictionary> dictionary_;  // --dictionary, read with the inputs
@@ -517,11 +531,11 @@ class Scheduler {
 }  // namespace
 
 CandidateSet scheduled_candidates(const AlignConfig& config, bool full_evidence, AlignmentSummary& stats,
-                                  const ProcessGroup& group, VectorCache* cache) {
+                                  const ProcessGroup& group, VectorCache* cache, const RankedSeed* ranked) {
   config.validate();
   check_before_work(config);
   const auto start = std::chrono::steady_clock::now();
-  Scheduler run(config, full_evidence, stats, group, cache);
+  Scheduler run(config, full_evidence, stats, group, cache, ranked);
   if (!run.reuse_mapped_terms()) {
     run.read_inputs();
     run.load_vectors();

@@ -80,6 +80,20 @@ void set_transforms(Mapping fitted, Mapping& mapping);
 InducedSeed induced_seed(const AlignConfig& config, const Embeddings& source, const Embeddings& target,
                          const Mapping& normalisers, const SeedTerms* terms, PairList* start = nullptr);
 
+// A ranked round's input (Aligner::candidates): the best pairs of the last run's re-ranked list, best first, and
+// that run's mapping, under which they are split into word pairs.
+struct RankedSeed {
+  std::vector<std::pair<std::string, std::string>> term_pairs;
+  std::shared_ptr<const Mapping> mapping;
+  std::size_t round = 1;
+};
+
+// A ranked round's seed: the word pairs of `ranked`'s term pairs (term_word_pairs under its mapping's transforms,
+// the vectors normalised by `normalisers` as that run's were), the whole seed of one fit (refined as the term
+// rounds' are). No transforms when fewer than min_seed_pairs of the word pairs are usable.
+InducedSeed ranked_seed(const AlignConfig& config, const Embeddings& source, const Embeddings& target,
+                        const Mapping& normalisers, const RankedSeed& ranked);
+
 // The mapping's seed from a dictionary, for a run without a seed lexicon: its clean single-word pairs (letters
 // only, hyphens inside) whose two words are among the `frequent` most frequent of their vectors, each source word
 // with at most kDictionarySeedTranslations translations (the most frequent), as the vectors spell the words.
@@ -223,9 +237,11 @@ void check_outputs_distinct(const AlignConfig& config);
 // --- Schedule (scheduler.cpp) ---
 
 // The stages up to the evidence, overlapped as fast as they go: what align() ranks. With a `cache`, vectors and
-// mapped term vectors are kept for the runs after; in a group, rank 0 gets the candidates.
+// mapped term vectors are kept for the runs after; in a group, rank 0 gets the candidates. With `ranked`, the
+// induced seed is that ranked round's (ranked_seed) instead of the start and the term rounds.
 CandidateSet scheduled_candidates(const AlignConfig& config, bool full_evidence, AlignmentSummary& stats,
-                                  const ProcessGroup& group, VectorCache* cache);
+                                  const ProcessGroup& group, VectorCache* cache,
+                                  const RankedSeed* ranked = nullptr);
 
 }  // namespace pipeline
 }  // namespace termalign
