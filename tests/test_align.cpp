@@ -322,10 +322,14 @@ TEST_CASE("Options change the list as they should", "[align]") {
 TEST_CASE("Without a seed lexicon, ranked rounds read the seed off the run's own ranking", "[align][seed]") {
   AlignConfig config = sample_config("vec", "ranked.tsv");
   config.input.seed = kAutoSeed;
+  config.input.src_corpus = kSource + "/data/sample/corpus-en.txt";
+  config.input.tgt_corpus = kSource + "/data/sample/corpus-fr.txt";
   config.output.save_mapping = kOutputs + "/ranked.mapping";
   CapturedLog log;
   run_align(config);
   check_valid_submission(config);
+  // Each corpus is read once for the three runs.
+  CHECK(log.lines_with("info", " sentences, ").size() == 2);
   // Two ranked rounds by default, each after a ranking by the seedless model: three runs ranked.
   const std::vector<std::string> rounds = log.lines_with("info", "seed ranked round ");
   REQUIRE(rounds.size() == 2);

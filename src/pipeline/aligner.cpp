@@ -50,7 +50,8 @@ TermList term_list(const std::vector<std::string>& terms, const std::string& pat
 // (the rest of stats becomes this run's).
 CandidateSet ranked_round(const AlignConfig& config, const CandidateSet& last,
                           const std::vector<RankedIndex>& ranking, std::size_t round, bool full_evidence,
-                          AlignmentSummary& stats, const ProcessGroup& group, VectorCache* cache) {
+                          AlignmentSummary& stats, const ProcessGroup& group, VectorCache* cache,
+                          pipeline::SharedCorpora& corpora) {
   TERMALIGN_CHECK(last.mapping != nullptr, "a ranked round follows a run whose seed was induced");
   pipeline::RankedSeed ranked;
   ranked.mapping = last.mapping;
@@ -60,7 +61,8 @@ CandidateSet ranked_round(const AlignConfig& config, const CandidateSet& last,
     ranked.term_pairs.emplace_back(last.source_terms.terms[pair.source], last.target_terms.terms[pair.target]);
   }
   const double seconds = stats.seconds;
-  CandidateSet next = pipeline::scheduled_candidates(config, full_evidence, stats, group, cache, &ranked);
+  CandidateSet next =
+      pipeline::scheduled_candidates(config, full_evidence, stats, group, cache, &ranked, &corpora);
   stats.seconds += seconds;
   return next;
 }
@@ -324,12 +326,13 @@ CandidateSet Aligner::candidates(bool full_evidence, AlignmentSummary* summary, 
   AlignConfig earlier = config_;
   earlier.output.save_mapping.clear();
   earlier.output.save_mapped_vectors.clear();
-  CandidateSet scored =
-      pipeline::scheduled_candidates(rounds > 0 ? earlier : config_, full_evidence, stats, group, cache);
+  pipeline::SharedCorpora corpora;  // read once for all the runs
+  CandidateSet scored = pipeline::scheduled_candidates(rounds > 0 ? earlier : config_, full_evidence, stats, group,
+                                                       cache, nullptr, rounds > 0 ? &corpora : nullptr);
   for (std::size_t round = 1; round <= rounds && scored.mapping; ++round) {
     const std::vector<RankedIndex> ranking = rank(scored);
     scored = ranked_round(round == rounds ? config_ : earlier, scored, ranking, round, full_evidence, stats, group,
-                          cache);
+                          cache, corpora);
   }
   return scored;
 }

@@ -38,7 +38,7 @@ void require_same_terms(const ComposedTerms& X, const ComposedTerms& Z, const Pr
 class Scheduler {
  public:
   Scheduler(const AlignConfig& config, bool full_evidence, AlignmentSummary& stats, const ProcessGroup& group,
-            VectorCache* cache, const RankedSeed* ranked)
+            VectorCache* cache, const RankedSeed* ranked, SharedCorpora* corpora)
       : config_(config),
         threads_(config.scoring.threads),
         fit_(config.input.saved_mapping.empty()),
@@ -46,7 +46,8 @@ class Scheduler {
         stats_(stats),
         group_(group),
         cache_(cache),
-        ranked_(ranked) {}
+        ranked_(ranked),
+        corpora_(corpora) {}
 
   // With a cache, the term lists and mapped term vectors of an earlier run with the same inputs, mapping and
   // composition (a grid's runs that vary the scoring, ranking or orthography): true when they were found, and the
@@ -173,17 +174,25 @@ class Scheduler {
     if (!source_gzipped && !target_gzipped) return;
     const CorpusEvidenceOptions options = corpus_evidence_options(config_);
     const CorpusOptions corpus_options = statistics_options(options);
-    const auto gather = [&](const std::string& corpus, const TermList& terms, bool gzipped, LoadOptions& load) {
-      auto statistics =
-          std::make_shared<const CorpusStatistics>(gather_corpus_statistics(corpus, terms.terms, corpus_options));
+    const auto gather = [&](const std::string& corpus, const TermList& terms, bool gzipped, LoadOptions& load,
+                            const std::shared_ptr<const CorpusStatistics>* gathered) {
+      auto statistics = gathered && *gathered ? *gathered
+                                              : std::make_shared<const CorpusStatistics>(
+                                                    gather_corpus_statistics(corpus, terms.terms, corpus_options));
       if (gzipped) {  // the words the composer may look up for them (compound pieces too), as for the terms
         const std::vector<std::string> words = translated_context_words(*statistics, options.translated_words);
         load.subword_wanted = collect_word_set({&words});
       }
       return statistics;
     };
-    source_corpus_ = gather(options.source_corpus, result_.source_terms, source_gzipped, source_options_);
-    target_corpus_ = gather(options.target_corpus, result_.target_terms, target_gzipped, target_options_);
+    source_corpus_ = gather(options.source_corpus, result_.source_terms, source_gzipped, source_options_,
+                            corpora_ ? &corpora_->source : nullptr);
+    target_corpus_ = gather(options.target_corpus, result_.target_terms, target_gzipped, target_options_,
+                            corpora_ ? &corpora_->target : nullptr);
+    if (corpora_) {
+      corpora_->source = source_corpus_;
+      corpora_->target = target_corpus_;
+    }
     logger().info("a gzipped model is read in one pass: the corpora were read first, for the subword vectors of "
                   "their most frequent context words ({} and {} words and parts of words)",
                   source_options_.subword_wanted.size(), target_options_.subword_wanted.size());
@@ -438,6 +447,7 @@ class Scheduler {
   CandidateSet collect_evidence() {
     TERMALIGN_CHECK(!full_evidence_ || config_.input.src_corpus.empty() || fate_ != WordVectors::free,
                     "the corpus evidence needs the word vectors");
+    share_corpora();
     WordEvidenceInputs words{source_words_,       target_words_,      seed_, source_, target_, mapping_,
                              source_composition_, target_composition_};
     words.restore_term_words = [this] {
@@ -453,6 +463,32 @@ class Scheduler {
     };
     pipeline::collect_evidence(config_, full_evidence_, X_, Z_, scored_, other_, words, result_);
     return std::move(result_);
+  }
+
+  // With runs after this one (the ranked rounds), the corpora's statistics are gathered once: those of the runs
+  // before, else gathered here (the corpus evidence would gather them itself) and kept for the runs after.
+  void share_corpora() {
+    if (!corpora_ || !full_evidence_ || config_.input.src_corpus.empty()) return;
+    if (!corpora_->source || !corpora_->target) {
+      const CorpusEvidenceOptions options = corpus_evidence_options(config_);
+      const CorpusOptions corpus_options = statistics_options(options);
+      run_both(
+          [&] {
+            if (!source_corpus_)
+              source_corpus_ = std::make_shared<const CorpusStatistics>(
+                  gather_corpus_statistics(options.source_corpus, result_.source_terms.terms, corpus_options));
+          },
+          [&] {
+            if (!target_corpus_)
+              target_corpus_ = std::make_shared<const CorpusStatistics>(
+                  gather_corpus_statistics(options.target_corpus, result_.target_terms.terms, corpus_options));
+          },
+          threads_);
+      corpora_->source = source_corpus_;
+      corpora_->target = target_corpus_;
+    }
+    source_corpus_ = corpora_->source;
+    target_corpus_ = corpora_->target;
   }
 
   // A rank of a group other than 0: the term lists, no candidates.
@@ -506,6 +542,7 @@ class Scheduler {
   const ProcessGroup& group_;
   VectorCache* cache_;
   const RankedSeed* ranked_;  // a ranked round's seed, else null
+  SharedCorpora* corpora_;    // the corpora's statistics of all the runs of one align(), else null
   CandidateSet result_;
   PairList seed_;
   std::shared_ptr<const Dictionary> dictionary_;  // --dictionary, read with the inputs
@@ -531,11 +568,12 @@ class Scheduler {
 }  // namespace
 
 CandidateSet scheduled_candidates(const AlignConfig& config, bool full_evidence, AlignmentSummary& stats,
-                                  const ProcessGroup& group, VectorCache* cache, const RankedSeed* ranked) {
+                                  const ProcessGroup& group, VectorCache* cache, const RankedSeed* ranked,
+                                  SharedCorpora* corpora) {
   config.validate();
   check_before_work(config);
   const auto start = std::chrono::steady_clock::now();
-  Scheduler run(config, full_evidence, stats, group, cache, ranked);
+  Scheduler run(config, full_evidence, stats, group, cache, ranked, corpora);
   if (!run.reuse_mapped_terms()) {
     run.read_inputs();
     run.load_vectors();

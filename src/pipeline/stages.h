@@ -238,10 +238,14 @@ void check_outputs_distinct(const AlignConfig& config);
 
 // The stages up to the evidence, overlapped as fast as they go: what align() ranks. With a `cache`, vectors and
 // mapped term vectors are kept for the runs after; in a group, rank 0 gets the candidates. With `ranked`, the
-// induced seed is that ranked round's (ranked_seed) instead of the start and the term rounds.
+// induced seed is that ranked round's (ranked_seed) instead of the start and the term rounds. With `corpora`, the
+// corpora's statistics are taken from it, or gathered and kept in it (the runs of one align()).
+struct SharedCorpora {
+  std::shared_ptr<const CorpusStatistics> source, target;
+};
 CandidateSet scheduled_candidates(const AlignConfig& config, bool full_evidence, AlignmentSummary& stats,
                                   const ProcessGroup& group, VectorCache* cache,
-                                  const RankedSeed* ranked = nullptr);
+                                  const RankedSeed* ranked = nullptr, SharedCorpora* corpora = nullptr);
 
 }  // namespace pipeline
 }  // namespace termalign
