@@ -22,12 +22,12 @@ enum class Side { source, target };
 // may change between runs); the vectors are read once per distinct load (VectorCache).
 //   vectors / set_vectors -> fit_mapping / set_mapping -> compose -> score -> collect_evidence -> rank
 // Called in this order on config()'s term lists, the stages give align()'s list pair for pair (the tests check
-// it with the default options, re-ranker and orthography included); three options are align()'s alone: neighbourhood
-// "vocabulary", corpus-trained vectors (src_corpus_vectors) and, with an induced seed, the ranked rounds
-// (seed_ranked_rounds: the stages give the first run's list, before the seed is read off its ranking). align() runs the same stage functions through one
-// private scheduler that overlaps them (reading beside loading, the mapping's last step beside the composition,
-// the word vectors on disk during the scoring, the mapped terms of a grid's runs kept), and checks the inputs
-// against the vectors on the way.
+// it with the default options, re-ranker and orthography included); three options are align()'s alone:
+// neighbourhood "vocabulary", corpus-trained vectors (src_corpus_vectors) and, with an induced seed, the ranked
+// rounds (seed_ranked_rounds: the stages give the first run's list, before the seed is read off its ranking).
+// align() runs the same stage functions through one private scheduler that overlaps them (reading beside loading,
+// the mapping's last step beside the composition, the word vectors on disk during the scoring, the mapped terms of
+// a grid's runs kept), and checks the inputs against the vectors on the way.
 class Aligner {
  public:
   explicit Aligner(AlignConfig config = {});

@@ -356,6 +356,14 @@ FittedSeed read_off_terms(FittedSeed fitted, const SeedTerms& terms, const Align
   return fitted;
 }
 
+// A fit as the run takes it: its transforms when it has enough usable pairs.
+InducedSeed handed_over(FittedSeed fitted) {
+  std::optional<Mapping> transforms;
+  if (fitted.products) transforms = std::move(fitted.mapping);
+  return {std::move(fitted.seed), std::move(transforms), fitted.usable, fitted.from_terms,
+          std::move(fitted.options)};
+}
+
 }  // namespace
 
 InducedSeed induced_seed(const AlignConfig& config, const Embeddings& source, const Embeddings& target,
@@ -376,10 +384,7 @@ InducedSeed induced_seed(const AlignConfig& config, const Embeddings& source, co
   FittedSeed fitted = fit_seed(std::move(first), config, source, target, normalisers);
   if (terms && fitted.products && options.seed_term_rounds > 0)
     fitted = read_off_terms(std::move(fitted), *terms, config, source, target, normalisers, start != nullptr);
-  std::optional<Mapping> transforms;
-  if (fitted.products) transforms = std::move(fitted.mapping);
-  return {std::move(fitted.seed), std::move(transforms), fitted.usable, fitted.from_terms,
-          std::move(fitted.options)};
+  return handed_over(std::move(fitted));
 }
 
 InducedSeed ranked_seed(const AlignConfig& config, const Embeddings& source, const Embeddings& target,
@@ -405,9 +410,8 @@ InducedSeed ranked_seed(const AlignConfig& config, const Embeddings& source, con
   FittedSeed fitted = fit_seed(std::move(pairs), config, source, target, normalisers);
   logger().info("seed ranked round {}: the {} best pairs of the last ranked list give {} word pairs ({} usable)",
                 ranked.round, ranked.term_pairs.size(), fitted.seed.pairs.size(), fitted.usable);
-  std::optional<Mapping> transforms;
-  if (fitted.products) transforms = std::move(fitted.mapping);
-  return {std::move(fitted.seed), std::move(transforms), fitted.usable, true, std::move(fitted.options)};
+  fitted.from_terms = true;
+  return handed_over(std::move(fitted));
 }
 
 PairList induced_lexicon(const AlignConfig& config, PairList start, const Embeddings& source,
