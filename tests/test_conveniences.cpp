@@ -372,7 +372,7 @@ TEST_CASE("align --data-dir of a task folder (no seed lexicon) induces a seed an
               .exit_code == 0);
   const double seeded = sample_ap(dir + "/seeded.tsv"), induced = sample_ap(dir + "/seedless.tsv");
   WARN("sample AP with the corpora: seed lexicon " << seeded << ", induced seed " << induced);
-  // Measured: 0.923354 against 0.922952 (enfr/train cross-validated: 0.742 against 0.747); the margin is the one
+  // Measured: 0.928644 against 0.922952 (enfr/train cross-validated: 0.742 against 0.747); the margin is the one
   // asked of enfr/train, 0.02.
   CHECK(induced >= seeded - 0.02);
   // --seed wins over the folder's lack of one (a cheaper run, without refinement or re-ranker: the seed is the

@@ -92,6 +92,10 @@ struct MappingOptions {
   // fewer of them (CSLS P@1), under 80 % of the best map's share, is dropped and the refinement stops
   // (0 = unchecked).
   double refine_validation = 0.2;
+  // The seed of the held-out words' shuffle (the same on every machine). A self-learning run is chaotic: its
+  // choices turn on a few words, so another seed (or another compiler's rounding) moves a seedless run's AP by
+  // about as much as that seed moves it (docs/accuracy.md); measuring over a few seeds shows the spread.
+  std::uint64_t refine_split_seed = 0;
   // Induced seeds (kTransliteratedSeed, kAutoSeed): two words of at least 4 letters whose Latin spellings are
   // this alike (character n-gram Dice), each the other's closest, pair up besides those spelt the same.
   double seed_spelling_similarity = 0.8;
@@ -109,6 +113,9 @@ struct MappingOptions {
   // the whole seed of the next fit, whose run is ranked again (0 = off).
   std::size_t seed_ranked_rounds = 2;
   std::size_t seed_ranked_pairs = 1000;
+  // After ranked rounds, the final list ranks each candidate by its mean score over the runs (the first run and
+  // each round's): a self-learning run's pairs vary from run to run, their mean less (false: the last run's own).
+  bool seed_ranked_fusion = true;
 };
 
 struct CompositionOptions {

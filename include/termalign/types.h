@@ -138,6 +138,11 @@ struct CandidateSet {
   // With a seed induced from the vectors: the run's mapping, under which a ranked round reads the word pairs of
   // the run's best pairs (Aligner::candidates).
   std::shared_ptr<const Mapping> mapping;
+  // After ranked rounds (seed_ranked_fusion): each candidate's scores under the earlier runs, summed, and their
+  // number; candidate_scores averages the candidate's own score with them. A run without the candidate counts
+  // its lowest score.
+  std::vector<float> earlier_scores;
+  std::size_t earlier_runs = 0;
 };
 
 // The processes a run shares its scoring with (the collectives of util/distributed.h): single_process() by

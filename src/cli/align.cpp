@@ -75,6 +75,7 @@ const std::map<std::string, std::string>& option_help() {
       {"refine-words", "Refinement: frequent words per side among which the dictionary is induced"},
       {"refine-validation",
        "Refinement: share of seed words held out; an iteration that retrieves fewer of them stops it (0 = off)"},
+      {"refine-split-seed", "Refinement: seed of the shuffle that chooses the held-out seed words"},
       {"seed-spelling-similarity",
        "Induced seeds: words of at least 4 letters this alike in Latin letters (n-gram Dice), each the other's "
        "closest, pair up"},
@@ -90,6 +91,8 @@ const std::map<std::string, std::string>& option_help() {
        "Induced seeds, with a re-ranker: rounds of reading the seed off the run's own re-ranked list (the best "
        "pairs' words seed the next fit, whose run is ranked again; 0 = off)"},
       {"seed-ranked-pairs", "Induced seeds: the best pairs of the re-ranked list read in each ranked round"},
+      {"seed-ranked-fusion",
+       "After ranked rounds: rank each candidate by its mean score over the runs (false: the last run's score)"},
       {"lowercase-fallback", "Try unknown tokens lower-cased, then as cased words of the vectors"},
       {"split-compounds", "Split unknown tokens on hyphens and apostrophes"},
       {"split-closed-compounds", "Read unknown tokens as closed compounds of known words (dateiformat)"},

@@ -328,7 +328,7 @@ struct SeedSplit {
 constexpr std::size_t kMinValidation = 20;
 constexpr std::uint64_t kSplitSeed = 0x7465726d616c6967ULL;  // "termalig"
 
-SeedSplit split_seed(const Matrix& Xs, double share) {
+SeedSplit split_seed(const Matrix& Xs, double share, std::uint64_t seed) {
   std::unordered_map<std::string, std::size_t> word_of_key;
   std::vector<std::size_t> word_of_row(static_cast<std::size_t>(Xs.rows()));
   for (Eigen::Index i = 0; i < Xs.rows(); ++i)
@@ -344,7 +344,7 @@ SeedSplit split_seed(const Matrix& Xs, double share) {
   // The same split on every machine (seeded_shuffle, not the standard library's implementation-defined one).
   std::vector<std::size_t> order(words);
   std::iota(order.begin(), order.end(), 0);
-  detail::seeded_shuffle(order, kSplitSeed);
+  detail::seeded_shuffle(order, kSplitSeed + seed);
   std::vector<bool> is_held(words, false);
   for (std::size_t i = 0; i < held; ++i) is_held[order[i]] = true;
   for (Eigen::Index i = 0; i < Xs.rows(); ++i)
@@ -482,7 +482,7 @@ SeedProducts refined_seed_products(const Matrix& Xs, const Matrix& Zt, const Mat
   // the held-out pairs (HitComparison): the induced dictionary is sought among the first rows of each vector file,
   // which may not be translations of each other (vectors not sorted by frequency, corpora of other domains), and
   // a noisy dictionary makes the map worse. The kept dictionary is then fitted with all the seed pairs.
-  const SeedSplit split = split_seed(Xs, options.refine_validation);
+  const SeedSplit split = split_seed(Xs, options.refine_validation, options.refine_split_seed);
   const bool checked = !split.held_out.empty();
   std::optional<HeldOutCheck> check;
   if (checked)

@@ -3,8 +3,12 @@
 
 #include <Eigen/Core>
 #include <algorithm>
+#include <cstdint>
+#include <limits>
 #include <memory>
 #include <optional>
+#include <utility>
+#include <vector>
 
 #include "evaluation/explain.h"
 #include "io/io.h"
@@ -65,6 +69,48 @@ CandidateSet ranked_round(const AlignConfig& config, const CandidateSet& last,
       pipeline::scheduled_candidates(config, full_evidence, stats, group, cache, &ranked, &corpora);
   stats.seconds += seconds;
   return next;
+}
+
+// A run's scores by candidate pair (source id in the high half of the key), sorted by pair, and the lowest.
+struct RunScores {
+  std::vector<std::pair<std::uint64_t, float>> by_pair;
+  float lowest = 0;
+};
+
+std::uint64_t pair_key(const CandidateEvidence& evidence, std::size_t i) {
+  return static_cast<std::uint64_t>(evidence.source[i]) << 32 | evidence.target[i];
+}
+
+RunScores run_scores(const CandidateSet& candidates, const Eigen::VectorXd& scores) {
+  RunScores run;
+  run.by_pair.reserve(candidates.evidence.size());
+  for (std::size_t i = 0; i < candidates.evidence.size(); ++i)
+    run.by_pair.emplace_back(pair_key(candidates.evidence, i),
+                             static_cast<float>(scores(static_cast<Eigen::Index>(i))));
+  std::sort(run.by_pair.begin(), run.by_pair.end());
+  if (scores.size() > 0) run.lowest = static_cast<float>(scores.minCoeff());
+  return run;
+}
+
+// The earlier runs' scores of each candidate of the last run, summed (the lowest of a run without it): the final
+// ranking averages them with the candidate's own (candidate_scores).
+void add_earlier_scores(CandidateSet& last, const std::vector<RunScores>& runs, int threads) {
+  const CandidateEvidence& evidence = last.evidence;
+  last.earlier_scores.assign(evidence.size(), 0.0f);
+  last.earlier_runs = runs.size();
+  constexpr std::size_t kBlock = 16384;
+  parallel_for((evidence.size() + kBlock - 1) / kBlock, threads, [&](std::size_t block) {
+    for (std::size_t i = block * kBlock; i < std::min(evidence.size(), (block + 1) * kBlock); ++i) {
+      const std::uint64_t key = pair_key(evidence, i);
+      for (const RunScores& run : runs) {
+        const std::pair<std::uint64_t, float> first(key, std::numeric_limits<float>::lowest());
+        const auto found = std::lower_bound(run.by_pair.begin(), run.by_pair.end(), first);
+        last.earlier_scores[i] += found != run.by_pair.end() && found->first == key ? found->second : run.lowest;
+      }
+    }
+  });
+  logger().info("the final list ranks each candidate by its mean score over the {} runs (seed_ranked_fusion)",
+                runs.size() + 1);
 }
 
 // How many ranked rounds a run of `config` makes after its first run (Aligner::candidates): seed_ranked_rounds
@@ -329,11 +375,15 @@ CandidateSet Aligner::candidates(bool full_evidence, AlignmentSummary* summary, 
   pipeline::SharedCorpora corpora;  // read once for all the runs
   CandidateSet scored = pipeline::scheduled_candidates(rounds > 0 ? earlier : config_, full_evidence, stats, group,
                                                        cache, nullptr, rounds > 0 ? &corpora : nullptr);
+  std::vector<RunScores> runs;  // the earlier runs' scores, for the final list's mean (seed_ranked_fusion)
   for (std::size_t round = 1; round <= rounds && scored.mapping; ++round) {
-    const std::vector<RankedIndex> ranking = rank(scored);
+    const Eigen::VectorXd scores = candidate_scores(scored, config_);
+    const std::vector<RankedIndex> ranking = pipeline::ranking_by(scored, scores, config_);
+    if (config_.mapping.seed_ranked_fusion) runs.push_back(run_scores(scored, scores));
     scored = ranked_round(round == rounds ? config_ : earlier, scored, ranking, round, full_evidence, stats, group,
                           cache, corpora);
   }
+  if (!runs.empty()) add_earlier_scores(scored, runs, config_.scoring.threads);
   return scored;
 }
 

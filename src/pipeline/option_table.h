@@ -66,12 +66,14 @@ void visit_options(Config& config, Visitor&& visit) {
   visit("mapping", "refine_iterations", config.mapping.refine_iterations);
   visit("mapping", "refine_words", config.mapping.refine_words);
   visit("mapping", "refine_validation", config.mapping.refine_validation);
+  visit("mapping", "refine_split_seed", config.mapping.refine_split_seed);
   visit("mapping", "seed_spelling_similarity", config.mapping.seed_spelling_similarity);
   visit("mapping", "seed_lexicon_words", config.mapping.seed_lexicon_words);
   visit("mapping", "seed_term_rounds", config.mapping.seed_term_rounds);
   visit("mapping", "seed_term_pairs", config.mapping.seed_term_pairs);
   visit("mapping", "seed_ranked_rounds", config.mapping.seed_ranked_rounds);
   visit("mapping", "seed_ranked_pairs", config.mapping.seed_ranked_pairs);
+  visit("mapping", "seed_ranked_fusion", config.mapping.seed_ranked_fusion);
   visit("composition", "lowercase_fallback", config.composition.lowercase_fallback);
   visit("composition", "split_compounds", config.composition.split_compounds);
   visit("composition", "split_closed_compounds", config.composition.split_closed_compounds);

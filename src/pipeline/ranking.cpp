@@ -84,7 +84,18 @@ void write_pairs(const std::string& path, const std::vector<RankedPair>& pairs, 
 
 Eigen::VectorXd candidate_scores(const CandidateSet& candidates, const AlignConfig& config) {
   const CandidateEvidence& evidence = candidates.evidence;
-  if (uses_reranker(config)) return rerank(evidence, config);
+  if (uses_reranker(config)) {
+    Eigen::VectorXd scores = rerank(evidence, config);
+    if (candidates.earlier_runs > 0) {  // the mean over the runs (Aligner::candidates)
+      TERMALIGN_CHECK(candidates.earlier_scores.size() == evidence.size(), "one earlier score per candidate");
+      const double runs = static_cast<double>(candidates.earlier_runs + 1);
+      for (std::size_t i = 0; i < evidence.size(); ++i) {
+        auto& score = scores(static_cast<Eigen::Index>(i));
+        score = (score + candidates.earlier_scores[i]) / runs;
+      }
+    }
+    return scores;
+  }
   Eigen::VectorXd scores(static_cast<Eigen::Index>(evidence.size()));
   for (std::size_t i = 0; i < evidence.size(); ++i) {
     const double orthographic = config.orthography.weight > 0 ? evidence.orthographic[i] : 0.0;
@@ -163,13 +174,17 @@ std::vector<RankedPair> ranked_pairs(const CandidateSet& candidates, const std::
   return ranked;
 }
 
+std::vector<RankedIndex> ranking_by(const CandidateSet& candidates, const Eigen::VectorXd& scores,
+                                    const AlignConfig& config) {
+  std::vector<RankedIndex> ranked = rank_candidate_indices(candidates, scores, config.scoring.threads);
+  logger().info("ranked {} pairs (cap {})", ranked.size(), candidates.cap);
+  return ranked;
+}
+
 }  // namespace pipeline
 
 std::vector<RankedIndex> final_ranking(const CandidateSet& candidates, const AlignConfig& config) {
-  std::vector<RankedIndex> ranked =
-      rank_candidate_indices(candidates, candidate_scores(candidates, config), config.scoring.threads);
-  logger().info("ranked {} pairs (cap {})", ranked.size(), candidates.cap);
-  return ranked;
+  return pipeline::ranking_by(candidates, candidate_scores(candidates, config), config);
 }
 
 std::vector<RankedPair> rank_candidates(const CandidateSet& candidates, const Eigen::VectorXd& scores,

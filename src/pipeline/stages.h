@@ -222,6 +222,9 @@ void collect_evidence(const AlignConfig& config, bool full_evidence, ComposedTer
 // The ranked pairs' strings, copied on `threads` threads.
 std::vector<RankedPair> ranked_pairs(const CandidateSet& candidates, const std::vector<RankedIndex>& indices,
                                      int threads);
+// final_ranking of candidates whose scores (candidate_scores) are given.
+std::vector<RankedIndex> ranking_by(const CandidateSet& candidates, const Eigen::VectorXd& scores,
+                                    const AlignConfig& config);
 
 // --- Checks (checks.cpp) ---
 
