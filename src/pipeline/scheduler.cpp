@@ -174,25 +174,15 @@ class Scheduler {
     if (!source_gzipped && !target_gzipped) return;
     const CorpusEvidenceOptions options = corpus_evidence_options(config_);
     const CorpusOptions corpus_options = statistics_options(options);
-    const auto gather = [&](const std::string& corpus, const TermList& terms, bool gzipped, LoadOptions& load,
-                            const std::shared_ptr<const CorpusStatistics>* gathered) {
-      auto statistics = gathered && *gathered ? *gathered
-                                              : std::make_shared<const CorpusStatistics>(
-                                                    gather_corpus_statistics(corpus, terms.terms, corpus_options));
+    const auto gather = [&](Side side, bool gzipped, LoadOptions& load) {
+      const CorpusStatistics& statistics = *corpus_statistics(side, options, corpus_options);
       if (gzipped) {  // the words the composer may look up for them (compound pieces too), as for the terms
-        const std::vector<std::string> words = translated_context_words(*statistics, options.translated_words);
+        const std::vector<std::string> words = translated_context_words(statistics, options.translated_words);
         load.subword_wanted = collect_word_set({&words});
       }
-      return statistics;
     };
-    source_corpus_ = gather(options.source_corpus, result_.source_terms, source_gzipped, source_options_,
-                            corpora_ ? &corpora_->source : nullptr);
-    target_corpus_ = gather(options.target_corpus, result_.target_terms, target_gzipped, target_options_,
-                            corpora_ ? &corpora_->target : nullptr);
-    if (corpora_) {
-      corpora_->source = source_corpus_;
-      corpora_->target = target_corpus_;
-    }
+    gather(Side::source, source_gzipped, source_options_);
+    gather(Side::target, target_gzipped, target_options_);
     logger().info("a gzipped model is read in one pass: the corpora were read first, for the subword vectors of "
                   "their most frequent context words ({} and {} words and parts of words)",
                   source_options_.subword_wanted.size(), target_options_.subword_wanted.size());
@@ -469,26 +459,28 @@ class Scheduler {
   // before, else gathered here (the corpus evidence would gather them itself) and kept for the runs after.
   void share_corpora() {
     if (!corpora_ || !full_evidence_ || config_.input.src_corpus.empty()) return;
-    if (!corpora_->source || !corpora_->target) {
-      const CorpusEvidenceOptions options = corpus_evidence_options(config_);
-      const CorpusOptions corpus_options = statistics_options(options);
-      run_both(
-          [&] {
-            if (!source_corpus_)
-              source_corpus_ = std::make_shared<const CorpusStatistics>(
-                  gather_corpus_statistics(options.source_corpus, result_.source_terms.terms, corpus_options));
-          },
-          [&] {
-            if (!target_corpus_)
-              target_corpus_ = std::make_shared<const CorpusStatistics>(
-                  gather_corpus_statistics(options.target_corpus, result_.target_terms.terms, corpus_options));
-          },
-          threads_);
-      corpora_->source = source_corpus_;
-      corpora_->target = target_corpus_;
+    const CorpusEvidenceOptions options = corpus_evidence_options(config_);
+    const CorpusOptions corpus_options = statistics_options(options);
+    run_both([&] { corpus_statistics(Side::source, options, corpus_options); },
+             [&] { corpus_statistics(Side::target, options, corpus_options); }, threads_);
+  }
+
+  // One side's corpus statistics: those this run holds, else those an earlier run of the same align() kept in
+  // corpora_, else gathered now; kept in corpora_ for the runs after.
+  const std::shared_ptr<const CorpusStatistics>& corpus_statistics(Side side, const CorpusEvidenceOptions& options,
+                                                                   const CorpusOptions& corpus_options) {
+    const bool source = side == Side::source;
+    std::shared_ptr<const CorpusStatistics>& statistics = source ? source_corpus_ : target_corpus_;
+    std::shared_ptr<const CorpusStatistics>* kept =
+        corpora_ ? &(source ? corpora_->source : corpora_->target) : nullptr;
+    if (!statistics && kept) statistics = *kept;
+    if (!statistics) {
+      statistics = std::make_shared<const CorpusStatistics>(
+          gather_corpus_statistics(source ? options.source_corpus : options.target_corpus,
+                                   (source ? result_.source_terms : result_.target_terms).terms, corpus_options));
     }
-    source_corpus_ = corpora_->source;
-    target_corpus_ = corpora_->target;
+    if (kept) *kept = statistics;
+    return statistics;
   }
 
   // A rank of a group other than 0: the term lists, no candidates.
