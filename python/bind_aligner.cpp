@@ -20,12 +20,31 @@ namespace termalign::python {
 
 void bind_aligner(py::module_& m) {
   py::class_<CandidateSet>(m, "Candidates", "Aligner.collect_evidence's candidates and their evidence.")
-      .def("__len__", [](const CandidateSet& candidates) { return candidates.evidence.size(); });
+      .def("__len__", [](const CandidateSet& candidates) { return candidates.evidence.size(); })
+      .def_property_readonly(
+          "decisions",
+          [](const CandidateSet& candidates) {
+            const RunDecisions& decided = candidates.decisions;
+            py::dict result;
+            result["seed"] = to_string(decided.seed);
+            result["ranked_rounds"] = decided.ranked_rounds;
+            result["mean_over_runs"] = decided.fusion;
+            result["earlier_runs"] = candidates.earlier_scores.size();
+            if (decided.dictionary) {
+              result["dictionary_coverage"] = decided.dictionary_coverage;
+              result["dictionary_features"] = decided.dictionary_features;
+            }
+            result["reranker"] = decided.reranker;
+            return result;
+          },
+          "What the run decided on the way: the seed's kind, the ranked rounds, the mean over the runs, the "
+          "dictionary's role and the re-ranker, as align()'s resolved configuration ends with them.");
 
   py::class_<Aligner>(m, "Aligner",
                       "The align pipeline by stages, keeping the vectors it loaded for the runs after:\n"
                       "load_vectors / set_vectors -> fit_mapping / set_mapping -> compose -> score -> "
-                      "collect_evidence -> rank (align()'s list);\n"
+                      "collect_evidence -> rank (align()'s list); with an induced seed, ranked_rounds times "
+                      "fit_ranked_round -> compose -> score -> collect_evidence before rank;\n"
                       "align() runs it whole (as termalign.align) with the kept vectors.")
       .def(py::init([](py::object config, py::kwargs options) {
              refuse_output_files(options, "Aligner");
@@ -81,6 +100,22 @@ void bind_aligner(py::module_& m) {
           py::arg("seed") = py::none(),
           "Normalises the vectors and fits the mapping on the seed (a file or (source, target) pairs; default: "
           "the configured seed). Returns its normalisation, transforms and means as NumPy arrays.")
+      .def_property_readonly(
+          "ranked_rounds", &Aligner::ranked_rounds,
+          "How many ranked rounds a run of this configuration makes after its first (an induced "
+          "seed, re-ranked, without a dictionary): fit_ranked_round, compose, score and "
+          "collect_evidence again, each time.")
+      .def(
+          "fit_ranked_round",
+          [](Aligner& aligner, const CandidateSet& last) {
+            follow_python_level();
+            const Mapping* mapping = without_gil([&] { return &aligner.fit_ranked_round(last); });
+            return mapping_dict(*mapping);
+          },
+          py::arg("candidates"),
+          "A ranked round: refits the mapping on the word pairs of the best pairs of these candidates' own "
+          "ranking (the last collect_evidence's); their scores are kept, so that the next collect_evidence's "
+          "candidates rank by the mean over the runs, as align() does.")
       .def(
           "set_mapping",
           [](Aligner& aligner, py::object path) {

@@ -7,11 +7,11 @@
 #include <vector>
 
 #include "module_support.h"
+#include "pipeline/explain.h"
 #include "termalign/aligner.h"
 #include "termalign/config.h"
 #include "termalign/error.h"
 #include "termalign/evaluation.h"
-#include "evaluation/explain.h"
 #include "termalign/lexicon.h"
 #include "termalign/report.h"
 
@@ -57,8 +57,8 @@ void bind_runs(py::module_& m) {
       "The parts of each ranked pair's score, as `termalign align --explain` writes them: one dict per pair of "
       "align()'s list, best first (rank, source, target, score, csls, cosine, r_T, r_S, orthographic, "
       "orthographic_bonus; with a re-ranker its reranker_bias and each feature's value `feature:NAME` and "
-      "contribution "
-      "`contribution:NAME`, which with the bias sum to the score). Writes nothing.");
+      "contribution `contribution:NAME`, which with the bias sum to the last run's score; after ranked rounds, "
+      "`run_score:1` to `run_score:3`, whose mean is `score`). Writes nothing.");
 
   m.def(
       "evaluate",

@@ -7,14 +7,14 @@
 #include <string>
 #include <vector>
 
-#include "module_support.h"
 #include "evaluation/ablation.h"
+#include "io/train_vectors.h"
+#include "module_support.h"
+#include "pipeline/reranker_training.h"
+#include "rerank/reranker.h"
 #include "termalign/config.h"
 #include "termalign/error.h"
 #include "termalign/evaluation.h"
-#include "rerank/reranker.h"
-#include "io/train_vectors.h"
-#include "rerank/training.h"
 
 namespace termalign::python {
 

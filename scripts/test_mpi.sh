@@ -35,14 +35,22 @@ trap 'rm -rf "$work"' EXIT
 failed=0
 
 sample=(--config "$root/configs/sample.toml")
+# The seedless run (its ranked rounds and their mean included), a dictionary's run without a seed lexicon (the
+# sample's seed lexicon read as a dictionary: its frequent pairs seed the map) and gzipped fastText models with the
+# sample's corpora (their context words asked of the models before the one pass) too.
+gzip -c "$root/models/sample/en.bin" >"$work/en.bin.gz"
+gzip -c "$root/models/sample/fr.bin" >"$work/fr.bin.gz"
 declare -A variants=(
   [default]=""
   [reranker]="--reranker $root/models/reranker-enfr.txt"
   [mutual]="--mutual-m 3 --orthographic-candidates 0"
   [vocabulary]="--neighbourhood vocabulary --k 5"
   [limit-only]="--top-m 0 --cap 500 --orthographic-weight 0 --orthographic-candidates 0"
+  [seedless]="--seed auto"
+  [dictionary]="--seed auto --dictionary $root/data/sample/seed-en-fr.txt"
+  [bin-gz]="--src-vectors $work/en.bin.gz --tgt-vectors $work/fr.bin.gz"
 )
-for name in default reranker mutual vocabulary limit-only; do
+for name in default reranker mutual vocabulary limit-only seedless dictionary bin-gz; do
   read -r -a extra <<<"${variants[$name]}"
   # The single process in fp32; the MPI runs in the default precision (bf16 where the CPU has it): the same bytes.
   "$termalign" align -q "${sample[@]}" "${extra[@]}" --precision fp32 --out "$work/$name-1.tsv" \

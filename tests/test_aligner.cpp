@@ -6,7 +6,7 @@
 #include <vector>
 
 #include "captured_log.h"
-#include "evaluation/explain.h"
+#include "pipeline/explain.h"
 #include "rerank/reranker.h"
 #include "shared_data.h"
 #include "termalign/aligner.h"

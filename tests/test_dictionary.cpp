@@ -228,7 +228,7 @@ TEST_CASE("A dictionary adds its entries as candidates and as evidence", "[dicti
   config.input.dictionary = {half};
   const termalign::Dictionary alone = termalign::read_dictionaries({half}, "en-fr");
   const termalign::TermList sources = termalign::read_term_list(config.input.src_terms);
-  REQUIRE(termalign::pipeline::dictionary_coverage(alone, sources) < termalign::pipeline::kDictionaryMinCoverage);
+  REQUIRE(termalign::pipeline::dictionary_coverage(alone, sources) < config.input.dictionary_min_coverage);
   const termalign::CandidateSet few = termalign::generate_candidates(config, true);
   CHECK(few.evidence.dictionary_entry.empty());
   CHECK(few.evidence.dictionary_share.empty());
@@ -240,7 +240,7 @@ TEST_CASE("A dictionary adds its entries as candidates and as evidence", "[dicti
   // With the seed lexicon as a second dictionary it translates most of them: its features too.
   config.input.dictionary = {half, config.input.seed};
   REQUIRE(termalign::pipeline::dictionary_coverage(termalign::read_dictionaries(config.input.dictionary, "en-fr"),
-                                                   sources) >= termalign::pipeline::kDictionaryMinCoverage);
+                                                   sources) >= config.input.dictionary_min_coverage);
   const termalign::CandidateSet with = termalign::generate_candidates(config, true);
   const termalign::CandidateEvidence& evidence = with.evidence;
   std::set<std::pair<std::string, std::string>> seed_pairs;  // lower-cased, as terms are

@@ -90,6 +90,9 @@ class ThreadGroup final : public ProcessGroup {
     std::vector<Candidate> all = concatenate(local);
     return is_root() ? all : std::vector<Candidate>();
   }
+  void broadcast(std::vector<std::uint32_t>& items) const override {
+    items = from_bytes<std::uint32_t>(exchange_.all_publish(rank_, to_bytes(items))[0]);
+  }
   void require_same(std::uint64_t fingerprint, const std::string& what) const override {
     for (const auto& other : exchange_.all_publish(rank_, to_bytes(std::vector<std::uint64_t>{fingerprint}))) {
       if (from_bytes<std::uint64_t>(other)[0] != fingerprint)

@@ -12,12 +12,12 @@
 #include <vector>
 
 #include "captured_log.h"
-#include "evaluation/explain.h"
 #include "io/io.h"
+#include "pipeline/explain.h"
+#include "pipeline/reranker_training.h"
 #include "rerank/boosted_trees.h"
 #include "rerank/features.h"
 #include "rerank/reranker.h"
-#include "rerank/training.h"
 #include "shared_data.h"
 #include "termalign/error.h"
 #include "termalign/evaluation.h"

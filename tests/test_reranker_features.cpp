@@ -10,12 +10,12 @@
 #include <string>
 #include <vector>
 
-#include "rerank/features.h"
+#include "pipeline/explain.h"
+#include "pipeline/reranker_training.h"
 #include "rerank/boosted_trees.h"
-#include "termalign/evaluation.h"
-#include "evaluation/explain.h"
+#include "rerank/features.h"
 #include "rerank/reranker.h"
-#include "rerank/training.h"
+#include "termalign/evaluation.h"
 
 using namespace termalign;
 

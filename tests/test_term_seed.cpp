@@ -1,4 +1,4 @@
-// Seeds read off the term lists (mapping/term_seed.h) and the induced seed's rounds (pipeline::induced_seed).
+// Seeds read off the term lists (mapping/term_seed.h) and the induced seed's rounds (induced_seed).
 #include <Eigen/QR>
 #include <algorithm>
 #include <catch2/catch.hpp>
@@ -191,11 +191,10 @@ TEST_CASE("An induced seed read off the term lists recovers the map its start mi
     Embeddings source = embeddings(source_words, stack(source_rows));
     Embeddings target = embeddings(target_words, stack(target_rows));
     Mapping mapping = pipeline::normalise_pair(config, source, target);
-    const pipeline::SeedTerms terms{source_terms, target_terms, config.composition, config.composition};
+    const SeedTerms terms{source_terms, target_terms, config.composition, config.composition};
     PairList start;
     if (dictionary) start = *dictionary;
-    pipeline::InducedSeed induced =
-        pipeline::induced_seed(config, source, target, mapping, &terms, dictionary ? &start : nullptr);
+    InducedSeed induced = induced_seed(config, source, target, mapping, &terms, dictionary ? &start : nullptr);
     REQUIRE(induced.transforms);
     if (dictionary && rounds > 0) {
       // The rounds add to a dictionary's pairs, never drop them.
@@ -204,7 +203,7 @@ TEST_CASE("An induced seed read off the term lists recovers the map its start mi
       for (const auto& pair : dictionary->pairs) CHECK(seed.count(pair) == 1);
       CHECK(seed.size() > dictionary->pairs.size());
     }
-    pipeline::set_transforms(*induced.transforms, mapping);
+    set_transforms(*induced.transforms, mapping);
     const ComposedTerms X = [&] {
       ComposedTerms c = compose_terms(source_terms, TermComposer(source, mapping.source, config.composition), 1);
       transform_rows(c.vectors, mapping.source_transform, 1);
@@ -272,14 +271,14 @@ TEST_CASE("An induced start of fewer pairs than dimensions is fitted unwhitened,
   Embeddings source = embeddings(source_words, x);
   Embeddings target = embeddings(target_words, z);
   Mapping mapping = pipeline::normalise_pair(config, source, target);
-  const pipeline::SeedTerms terms{source_terms, target_terms, config.composition, config.composition};
-  pipeline::InducedSeed induced;
-  REQUIRE_NOTHROW(induced = pipeline::induced_seed(config, source, target, mapping, &terms));
+  const SeedTerms terms{source_terms, target_terms, config.composition, config.composition};
+  InducedSeed induced;
+  REQUIRE_NOTHROW(induced = induced_seed(config, source, target, mapping, &terms));
   REQUIRE(induced.transforms);
   CHECK(induced.from_terms);
   CHECK(induced.usable > static_cast<std::size_t>(d));  // the rounds' pairs, whitened as the run asks
   CHECK(induced.options.whiten);
-  pipeline::set_transforms(*induced.transforms, mapping);
+  set_transforms(*induced.transforms, mapping);
   // The map retrieves the translations: each source word's nearest target word.
   Matrix mapped_source = source.vectors * mapping.source_transform;
   Matrix mapped_target = target.vectors * mapping.target_transform;
@@ -320,14 +319,14 @@ TEST_CASE("A ranked round's seed is the word pairs of the ranking's best pairs, 
   auto last = std::make_shared<Mapping>(normalisers);
   last->source_transform = R;
   last->target_transform = Matrix::Identity(d, d);
-  pipeline::RankedSeed ranked;
+  RankedSeed ranked;
   ranked.mapping = last;
   ranked.round = 1;
   for (int i = 0; i < 200; ++i) ranked.term_pairs.emplace_back(source_words[i], target_words[i]);
   ranked.term_pairs.emplace_back("w200 w201", "слово201 слово200");
   ranked.term_pairs.emplace_back("w202", "слово7");  // wrong, but the ranking's: kept
   ranked.term_pairs.emplace_back("w203 unknown", "слово203");
-  const pipeline::InducedSeed seed = pipeline::ranked_seed(config, source, target, normalisers, ranked);
+  const InducedSeed seed = ranked_seed(config, source, target, normalisers, ranked);
   std::vector<std::pair<std::string, std::string>> expected(ranked.term_pairs.begin(),
                                                             ranked.term_pairs.begin() + 200);
   expected.insert(expected.end(),
@@ -339,7 +338,7 @@ TEST_CASE("A ranked round's seed is the word pairs of the ranking's best pairs, 
   REQUIRE(seed.transforms);
   // Its fit maps the words not in it (w204 and after) to their translations.
   Mapping mapping = normalisers;
-  pipeline::set_transforms(*seed.transforms, mapping);
+  set_transforms(*seed.transforms, mapping);
   Matrix mapped_source = source.vectors * mapping.source_transform;
   Matrix mapped_target = target.vectors * mapping.target_transform;
   mapped_source.rowwise().normalize();
@@ -354,7 +353,7 @@ TEST_CASE("A ranked round's seed is the word pairs of the ranking's best pairs, 
   CHECK(hits > 90);  // of 96
   // Fewer usable pairs than min_seed_pairs: no fit (the run keeps the last round's mapping).
   ranked.term_pairs.resize(config.mapping.min_seed_pairs - 1);
-  const pipeline::InducedSeed small = pipeline::ranked_seed(config, source, target, normalisers, ranked);
+  const InducedSeed small = ranked_seed(config, source, target, normalisers, ranked);
   CHECK(small.usable == config.mapping.min_seed_pairs - 1);
   CHECK_FALSE(small.transforms);
 }

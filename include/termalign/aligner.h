@@ -15,19 +15,28 @@
 
 namespace termalign {
 
+struct CorpusStatistics;
+class Dictionary;
+namespace pipeline {
+class RunHistory;
+}
+
 enum class Side { source, target };
 
 // The one pipeline: align_terms, run_align, the CLI, `ablate`, MPI and Python all run an Aligner. It holds a
 // configuration and the vectors loaded for it. Every stage reads the configuration as it is when called (config()
 // may change between runs); the vectors are read once per distinct load (VectorCache).
 //   vectors / set_vectors -> fit_mapping / set_mapping -> compose -> score -> collect_evidence -> rank
-// Called in this order on config()'s term lists, the stages give align()'s list pair for pair (the tests check
-// it with the default options, re-ranker and orthography included); three options are align()'s alone:
-// neighbourhood "vocabulary", corpus-trained vectors (src_corpus_vectors) and, with an induced seed, the ranked
-// rounds (seed_ranked_rounds: the stages give the first run's list, before the seed is read off its ranking).
+// and, with an induced seed, ranked_rounds() times more: fit_ranked_round(last candidates) -> compose -> score ->
+// collect_evidence, whose candidates then carry the earlier runs' scores, so that rank gives the mean over the
+// runs. Called so on config()'s term lists, the stages give align()'s list pair for pair (the tests check it for a
+// seed lexicon, an induced seed, a dictionary and a gzipped model with corpora). Two options are align()'s alone:
+// neighbourhood "vocabulary" and corpus-trained vectors (src_corpus_vectors).
 // align() runs the same stage functions through one private scheduler that overlaps them (reading beside loading,
 // the mapping's last step beside the composition, the word vectors on disk during the scoring, the mapped terms of
-// a grid's runs kept), and checks the inputs against the vectors on the way.
+// a grid's runs kept), and checks the inputs against the vectors on the way. What a run decides on the way (the
+// seed's kind, the rounds, the dictionary's role, the model: RunDecisions) is decided once and carried by its
+// candidates.
 class Aligner {
  public:
   explicit Aligner(AlignConfig config = {});
@@ -44,8 +53,17 @@ class Aligner {
   void set_vectors(Embeddings source, Embeddings target);
 
   // Map: normalises both sides' vectors (copies) as configured and fits the mapping on the seed pairs both know:
-  // `seed`, or config().input.seed when it is null. Kept, with its seed, for the stages below.
+  // `seed`, or config().input.seed when it is null: a seed lexicon, or as align() makes it without one (the
+  // dictionaries' frequent pairs, or a seed induced from the vectors and read off config()'s term lists). Kept,
+  // with its seed, for the stages below.
   const Mapping& fit_mapping(const PairList* seed = nullptr);
+  // How many ranked rounds a run of config() makes after its first (0 unless its seed is induced, fitted and
+  // re-ranked, without a dictionary): each fit_ranked_round, then compose, score and collect_evidence again.
+  std::size_t ranked_rounds() const;
+  // A ranked round: the mapping refitted on the word pairs of the best seed_ranked_pairs pairs of `last`'s own
+  // ranking (the candidates of the run since the last fit); `last`'s scores are kept for the mean over the runs,
+  // which the next collect_evidence's candidates carry (seed_ranked_fusion).
+  const Mapping& fit_ranked_round(const CandidateSet& last);
   // A saved mapping instead (the configured seed, when there is one, is still the re-ranker's evidence).
   void set_mapping(Mapping mapping);
   const Mapping& mapping() const;
@@ -94,6 +112,16 @@ class Aligner {
   Mapping mapping_;
   PairList seed_;  // the mapping's seed: the word-level evidence reads its translations
   bool has_mapping_ = false;
+  RunDecisions decisions_;  // what the run since fit_mapping decided
+  std::size_t ranked_rounds_done_ = 0;
+  std::shared_ptr<pipeline::RunHistory> history_;  // the runs since fit_mapping before the last (mean over runs)
+  // With a gzipped model and corpora, the corpora's statistics, gathered before the vectors are read (load), and
+  // the lists they were gathered for.
+  std::shared_ptr<const CorpusStatistics> source_corpus_, target_corpus_;
+  std::pair<std::vector<std::string>, std::vector<std::string>> corpora_terms_;
+  std::shared_ptr<const Dictionary> dictionary_;  // config().input.dictionary, read once per change
+  std::string dictionary_key_;
+  const Dictionary& dictionary();
   // The composition options of compose for `terms` of a side: closed compounds split as in align(), decided on
   // config().input's term list of that side (read once per path) or, without one, on `terms`.
   CompositionOptions composition_for(const std::vector<std::string>& terms, Side side);

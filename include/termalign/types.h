@@ -127,6 +127,30 @@ struct AlignmentSummary {
   double seconds = 0;
 };
 
+// What a run decided on the way, from its configuration and its inputs (Aligner::candidates, or the Aligner's
+// steps): fixed by the first run of an align(), read by every stage after it (the ranked rounds, the final
+// ranking, --explain), and written with the run at the end of OUT.config.toml. None of it is an option: the same
+// configuration on the same inputs decides the same.
+struct RunDecisions {
+  // What the mapping is fitted on: the seed lexicon, a saved mapping, a seed induced from the vectors (the words
+  // spelt alike, then the term lists' and the ranked lists' word pairs), or a dictionary's frequent pairs (then
+  // the term lists', when seed_term_rounds > 0).
+  enum class Seed { lexicon, saved_mapping, induced, dictionary };
+  Seed seed = Seed::lexicon;
+  std::size_t ranked_rounds = 0;  // runs after the first, each seeded by the last run's ranked list
+  bool fusion = false;            // the final list ranks each candidate by its mean score over the runs
+  // With dictionaries: the share of the source terms' distinct words they translate, and whether their features
+  // rank the run (dictionary_min_coverage); their candidates are added either way.
+  bool dictionary = false;
+  double dictionary_coverage = 0;
+  bool dictionary_features = false;
+  // The models trained on runs whose seed was induced (the seed evidence then reads the mapping's own lexicon).
+  bool seedless_models = false;
+  std::string reranker;  // the model that ranks the run (its file or the bundled model's name); empty: none
+};
+
+const char* to_string(RunDecisions::Seed seed);
+
 // Candidate pairs and their evidence, before the final ranking.
 struct CandidateSet {
   TermList source_terms, target_terms;
@@ -138,11 +162,11 @@ struct CandidateSet {
   // With a seed induced from the vectors: the run's mapping, under which a ranked round reads the word pairs of
   // the run's best pairs (Aligner::candidates).
   std::shared_ptr<const Mapping> mapping;
-  // After ranked rounds (seed_ranked_fusion): each candidate's scores under the earlier runs, summed, and their
-  // number; candidate_scores averages the candidate's own score with them. A run without the candidate counts
-  // its lowest score.
-  std::vector<float> earlier_scores;
-  std::size_t earlier_runs = 0;
+  RunDecisions decisions;
+  // After ranked rounds (seed_ranked_fusion): each earlier run's score of each candidate (one vector per run, by
+  // candidate; see fused_score for a candidate a run lacked); candidate_scores averages them with the
+  // candidate's own score.
+  std::vector<std::vector<float>> earlier_scores;
 };
 
 // The processes a run shares its scoring with (the collectives of util/distributed.h): single_process() by
@@ -164,6 +188,9 @@ class ProcessGroup {
   virtual std::vector<float> all_gather(const std::vector<float>& local) const = 0;
   // Every process's vector, concatenated in rank order, on rank 0 (empty elsewhere).
   virtual std::vector<Candidate> gather(const std::vector<Candidate>& local) const = 0;
+
+  // Rank 0's `items` on every process (the others' are replaced).
+  virtual void broadcast(std::vector<std::uint32_t>& items) const = 0;
 
   // Throws an input error naming `what` on every process unless all processes pass the same fingerprint.
   virtual void require_same(std::uint64_t fingerprint, const std::string& what) const = 0;

@@ -3,6 +3,7 @@
 Run by ctest (python.pytest) with PYTHONPATH=build/python, TERMALIGN_CLI (the CLI built beside the module) and
 TERMALIGN_SOURCE_DIR set; the CLI's output is the reference wherever the module must give the same.
 """
+import gzip
 import json
 import logging
 import os
@@ -407,6 +408,53 @@ def test_aligner_stages_with_numpy(sample_pairs):
     broken = dict(plain, source=plain["source"] + len(x_ids))
     with pytest.raises(termalign.UsageError, match="no term id"):
         aligner.collect_evidence(source_terms, target_terms, X, x_ids, Z, z_ids, broken)
+
+
+@pytest.mark.parametrize("way", ["seed lexicon", "induced seed", "dictionary", "bin.gz"])
+def test_every_way_of_running_gives_one_list(way, tmp_path):
+    # termalign.align, the Aligner's steps (the ranked rounds included) and the CLI give one list, for a seed
+    # lexicon, an induced seed, a dictionary without a seed lexicon and gzipped .bin models with corpora.
+    options = {"config": CONFIG, "threads": 2, "src_corpus": "", "tgt_corpus": ""}
+    if way == "induced seed":
+        options["seed"] = "auto"
+    elif way == "dictionary":
+        options.update(seed="auto", dictionary=[str(SAMPLE / "seed-en-fr.txt")])
+    elif way == "bin.gz":
+        for language in ("en", "fr"):
+            with open(ROOT / "models" / "sample" / f"{language}.bin", "rb") as model, \
+                    gzip.open(tmp_path / f"{language}.bin.gz", "wb") as packed:
+                packed.write(model.read())
+        options.update(src_vectors=str(tmp_path / "en.bin.gz"), tgt_vectors=str(tmp_path / "fr.bin.gz"),
+                       src_corpus=str(SAMPLE / "corpus-en.txt"), tgt_corpus=str(SAMPLE / "corpus-fr.txt"))
+    aligned = termalign.align(**options)
+    assert len(aligned) > 100
+    aligner = termalign.Aligner(**options)
+    source_terms, target_terms = read_lines(SRC_TERMS), read_lines(TGT_TERMS)
+    aligner.fit_mapping()
+    assert aligner.ranked_rounds == (2 if way == "induced seed" else 0)
+    candidates = None
+    for run in range(aligner.ranked_rounds + 1):
+        if run:
+            aligner.fit_ranked_round(candidates)
+        X, x_ids = aligner.compose(source_terms, "source")
+        Z, z_ids = aligner.compose(target_terms, "target")
+        candidates = aligner.collect_evidence(source_terms, target_terms, X, x_ids, Z, z_ids, aligner.score(X, Z))
+    assert candidates.decisions["earlier_runs"] == aligner.ranked_rounds
+    assert candidates.decisions["seed"] == {"seed lexicon": "lexicon", "induced seed": "induced",
+                                            "dictionary": "dictionary", "bin.gz": "lexicon"}[way]
+    assert aligner.rank(candidates) == aligned
+    # The CLI's list, from the configuration termalign.align's options make.
+    flags = ["--threads", "2", "--src-corpus", options["src_corpus"], "--tgt-corpus", options["tgt_corpus"]]
+    for key in ("seed", "src_vectors", "tgt_vectors"):
+        if key in options:
+            flags += ["--" + key.replace("_", "-"), str(options[key])]
+    for dictionary in options.get("dictionary", []):
+        flags += ["--dictionary", dictionary]
+    subprocess.run([CLI, "-q", "align", "--config", str(CONFIG), *flags, "--out", str(tmp_path / "cli.tsv"),
+                    "--scores", str(tmp_path / "cli.scores.tsv")], check=True)
+    cli = [line.split("\t") for line in read_lines(tmp_path / "cli.scores.tsv")]
+    assert [(s, t) for s, t, _ in cli] == [(s, t) for s, t, _ in aligned]
+    assert all(abs(float(score) - mine) <= 5e-7 for (_, _, score), (_, _, mine) in zip(cli, aligned))
 
 
 def test_aligner_composes_closed_compounds_as_align_does_for_its_list():

@@ -5,8 +5,8 @@
 #include "align_options.h"
 #include "commands.h"
 #include "io/io.h"
+#include "pipeline/reranker_training.h"
 #include "rerank/reranker.h"
-#include "rerank/training.h"
 #include "termalign/error.h"
 
 namespace termalign::cli {

@@ -69,6 +69,15 @@ class MpiGroup final : public ProcessGroup {
     return all;
   }
 
+  void broadcast(std::vector<std::uint32_t>& items) const override {
+    TERMALIGN_CHECK(items.size() <= static_cast<std::size_t>(std::numeric_limits<int>::max()),
+                    "an MPI count fits an int");
+    int count = static_cast<int>(items.size());
+    MPI_Bcast(&count, 1, MPI_INT, 0, MPI_COMM_WORLD);
+    items.resize(static_cast<std::size_t>(count));
+    MPI_Bcast(items.data(), count, MPI_UINT32_T, 0, MPI_COMM_WORLD);
+  }
+
   void require_same(std::uint64_t fingerprint, const std::string& what) const override {
     std::vector<std::uint64_t> all(static_cast<std::size_t>(size_));
     MPI_Allgather(&fingerprint, 1, MPI_UINT64_T, all.data(), 1, MPI_UINT64_T, MPI_COMM_WORLD);

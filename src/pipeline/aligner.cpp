@@ -10,9 +10,14 @@
 #include <utility>
 #include <vector>
 
-#include "evaluation/explain.h"
+#include "evidence/corpus_evidence.h"
+#include "io/corpus.h"
 #include "io/io.h"
 #include "mapping/seed.h"
+#include "mapping/seed_stage.h"
+#include "pipeline/explain.h"
+#include "pipeline/fusion.h"
+#include "pipeline/ranking.h"
 #include "pipeline/stages.h"
 #include "rerank/reranker.h"
 #include "termalign/error.h"
@@ -49,90 +54,35 @@ TermList term_list(const std::vector<std::string>& terms, const std::string& pat
   return list;
 }
 
-// The run of ranked round `round` after `last` (a run whose seed was induced) and its `ranking`, best first: its
-// seed the word pairs of the ranking's seed_ranked_pairs best pairs (ranked_seed); its seconds added to stats'
-// (the rest of stats becomes this run's).
-CandidateSet ranked_round(const AlignConfig& config, const CandidateSet& last,
-                          const std::vector<RankedIndex>& ranking, std::size_t round, bool full_evidence,
-                          AlignmentSummary& stats, const ProcessGroup& group, VectorCache* cache,
-                          pipeline::SharedCorpora& corpora) {
-  TERMALIGN_CHECK(last.mapping != nullptr, "a ranked round follows a run whose seed was induced");
-  pipeline::RankedSeed ranked;
-  ranked.mapping = last.mapping;
+// The best `pairs` pairs of `ranking`, as (source, target) ids in turn: a ranked round's seed.
+std::vector<std::uint32_t> best_pair_ids(const std::vector<RankedIndex>& ranking, std::size_t pairs) {
+  std::vector<std::uint32_t> ids;
+  for (std::size_t r = 0; r < ranking.size() && r < pairs; ++r) {
+    ids.push_back(ranking[r].source);
+    ids.push_back(ranking[r].target);
+  }
+  return ids;
+}
+
+// Ranked round `round`'s seed: the term pairs of `ids` (best_pair_ids) in `last`'s lists, split into word pairs
+// under `mapping`, the last run's.
+RankedSeed ranked_seed_of(const CandidateSet& last, const std::vector<std::uint32_t>& ids,
+                          std::shared_ptr<const Mapping> mapping, std::size_t round) {
+  RankedSeed ranked;
+  ranked.mapping = std::move(mapping);
   ranked.round = round;
-  for (const RankedIndex& pair : ranking) {
-    if (ranked.term_pairs.size() == config.mapping.seed_ranked_pairs) break;
-    ranked.term_pairs.emplace_back(last.source_terms.terms[pair.source], last.target_terms.terms[pair.target]);
-  }
-  const double seconds = stats.seconds;
-  CandidateSet next =
-      pipeline::scheduled_candidates(config, full_evidence, stats, group, cache, &ranked, &corpora);
-  stats.seconds += seconds;
-  return next;
-}
-
-// A run's scores by candidate pair (source id in the high half of the key), sorted by pair, and the lowest.
-struct RunScores {
-  std::vector<std::pair<std::uint64_t, float>> by_pair;
-  float lowest = 0;
-};
-
-std::uint64_t pair_key(const CandidateEvidence& evidence, std::size_t i) {
-  return static_cast<std::uint64_t>(evidence.source[i]) << 32 | evidence.target[i];
-}
-
-RunScores run_scores(const CandidateSet& candidates, const Eigen::VectorXd& scores) {
-  RunScores run;
-  run.by_pair.reserve(candidates.evidence.size());
-  for (std::size_t i = 0; i < candidates.evidence.size(); ++i)
-    run.by_pair.emplace_back(pair_key(candidates.evidence, i),
-                             static_cast<float>(scores(static_cast<Eigen::Index>(i))));
-  std::sort(run.by_pair.begin(), run.by_pair.end());
-  if (scores.size() > 0) run.lowest = static_cast<float>(scores.minCoeff());
-  return run;
-}
-
-// The earlier runs' scores of each candidate of the last run, summed (the lowest of a run without it): the final
-// ranking averages them with the candidate's own (candidate_scores).
-void add_earlier_scores(CandidateSet& last, const std::vector<RunScores>& runs, int threads) {
-  const CandidateEvidence& evidence = last.evidence;
-  last.earlier_scores.assign(evidence.size(), 0.0f);
-  last.earlier_runs = runs.size();
-  constexpr std::size_t kBlock = 16384;
-  parallel_for((evidence.size() + kBlock - 1) / kBlock, threads, [&](std::size_t block) {
-    for (std::size_t i = block * kBlock; i < std::min(evidence.size(), (block + 1) * kBlock); ++i) {
-      const std::uint64_t key = pair_key(evidence, i);
-      for (const RunScores& run : runs) {
-        const std::pair<std::uint64_t, float> first(key, std::numeric_limits<float>::lowest());
-        const auto found = std::lower_bound(run.by_pair.begin(), run.by_pair.end(), first);
-        last.earlier_scores[i] += found != run.by_pair.end() && found->first == key ? found->second : run.lowest;
-      }
-    }
-  });
-  logger().info("the final list ranks each candidate by its mean score over the {} runs (seed_ranked_fusion)",
-                runs.size() + 1);
-}
-
-// How many ranked rounds a run of `config` makes after its first run (Aligner::candidates): seed_ranked_rounds
-// when its seed is induced, fitted and re-ranked, without a dictionary (whose runs fit on its pairs), in one
-// process; else none.
-std::size_t ranked_rounds(const AlignConfig& config, const ProcessGroup& group) {
-  if (!is_induced_seed(config.input.seed) || !config.input.saved_mapping.empty() || !uses_reranker(config) ||
-      !config.input.dictionary.empty())
-    return 0;
-  if (group.size() > 1 && config.mapping.seed_ranked_rounds > 0) {
-    logger().warn("seed_ranked_rounds: the ranked rounds run in one process only; this group of {} runs none",
-                  group.size());
-    return 0;
-  }
-  return config.mapping.seed_ranked_rounds;
+  for (std::size_t i = 0; i + 1 < ids.size(); i += 2)
+    ranked.term_pairs.emplace_back(last.source_terms.terms[ids[i]], last.target_terms.terms[ids[i + 1]]);
+  return ranked;
 }
 
 }  // namespace
 
-Aligner::Aligner(AlignConfig config) : config_(std::move(config)), cache_(&own_cache_) {}
+Aligner::Aligner(AlignConfig config)
+    : config_(std::move(config)), cache_(&own_cache_), history_(std::make_shared<pipeline::RunHistory>()) {}
 
-Aligner::Aligner(AlignConfig config, VectorCache* cache) : config_(std::move(config)), cache_(cache) {}
+Aligner::Aligner(AlignConfig config, VectorCache* cache)
+    : config_(std::move(config)), cache_(cache), history_(std::make_shared<pipeline::RunHistory>()) {}
 
 void Aligner::load() {
   if (given_) {
@@ -142,21 +92,41 @@ void Aligner::load() {
   }
   const InputOptions& in = config_.input;
   // The files as they are now: one rewritten since the last load is loaded again.
-  std::string key = std::to_string(in.most_frequent);
-  for (const std::string* path : {&in.src_vectors, &in.tgt_vectors, &in.src_terms, &in.tgt_terms, &in.seed})
+  std::string key = std::to_string(in.most_frequent) + '\n' + in.reranker;
+  for (const std::string* path :
+       {&in.src_vectors, &in.tgt_vectors, &in.src_terms, &in.tgt_terms, &in.seed, &in.src_corpus, &in.tgt_corpus})
     key += '\n' + *path + '\t' + file_signature(*path);
   if (loaded_ && key == loaded_for_) return;
   if (in.src_vectors.empty() || in.tgt_vectors.empty())
     throw_usage_error("Both vector files are needed: give src_vectors and tgt_vectors.");
-  // What a run of this configuration loads (its terms' and seed's words and the frequent ones), so that align()
-  // finds the same loads kept.
+  // What a run of this configuration loads (its terms' and seed's words and the frequent ones, and with a
+  // gzipped model and corpora their context words), so that align() finds the same loads kept.
   const TermList source_terms = in.src_terms.empty() ? TermList{} : read_term_list(in.src_terms);
   const TermList target_terms = in.tgt_terms.empty() ? TermList{} : read_term_list(in.tgt_terms);
   const PairList seed = config_.input.saved_mapping.empty() ? configured_seed(config_) : PairList{};
   const std::vector<std::string> source_seed = seed_words(seed, true), target_seed = seed_words(seed, false);
-  pipeline::load_pair(
-      in.src_vectors, in.tgt_vectors, pipeline::side_options({&source_terms.terms, &source_seed}, config_),
-      pipeline::side_options({&target_terms.terms, &target_seed}, config_), cache_, source_, target_);
+  LoadOptions source_options = pipeline::side_options({&source_terms.terms, &source_seed}, config_);
+  LoadOptions target_options = pipeline::side_options({&target_terms.terms, &target_seed}, config_);
+  source_corpus_.reset();
+  target_corpus_.reset();
+  if (uses_reranker(config_) && !source_terms.terms.empty() && !target_terms.terms.empty()) {
+    const CorpusEvidenceOptions options = corpus_evidence_options(config_);
+    const CorpusOptions corpus_options = statistics_options(options);
+    pipeline::ask_gzipped_models_for_corpus_words(
+        config_,
+        [&](Side side) -> const CorpusStatistics& {
+          const bool source = side == Side::source;
+          auto& kept = source ? source_corpus_ : target_corpus_;
+          kept = std::make_shared<const CorpusStatistics>(
+              gather_corpus_statistics(source ? options.source_corpus : options.target_corpus,
+                                       (source ? source_terms : target_terms).terms, corpus_options));
+          return *kept;
+        },
+        source_options, target_options);
+    // The statistics are those of config()'s lists: collect_evidence takes them for these lists only.
+    corpora_terms_ = {source_terms.terms, target_terms.terms};
+  }
+  pipeline::load_pair(in.src_vectors, in.tgt_vectors, source_options, target_options, cache_, source_, target_);
   loaded_ = true;
   loaded_for_ = key;
   has_mapping_ = false;
@@ -200,47 +170,74 @@ void Aligner::set_vectors(Embeddings source, Embeddings target) {
 
 const Mapping& Aligner::fit_mapping(const PairList* seed) {
   load();
-  const bool induced = !seed && is_induced_seed(config_.input.seed);
-  PairList pairs = seed ? *seed : (induced ? PairList{} : configured_seed(config_));
-  if (!induced && pairs.pairs.empty()) throw_usage_error("A seed lexicon is needed to fit a mapping: give seed.");
+  decisions_ = pipeline::planned_decisions(config_);
+  history_->clear();
+  ranked_rounds_done_ = 0;
+  PairList given;
+  if (seed) {  // a seed lexicon given here, whatever config() says
+    given = *seed;
+    decisions_.seed = RunDecisions::Seed::lexicon;
+    decisions_.ranked_rounds = 0;
+    decisions_.fusion = decisions_.seedless_models = false;
+  } else if (decisions_.seed == RunDecisions::Seed::lexicon) {
+    given = configured_seed(config_);
+  }
   normalised_source_ = source_;
   normalised_target_ = target_;
   Mapping mapping = pipeline::normalise_pair(config_, normalised_source_, normalised_target_);
-  std::size_t usable = 0;
-  std::function<void()> finish_fit;
-  if (induced) {
-    // As align() does: the seed read off config()'s term lists, when it has both.
-    std::optional<pipeline::InducedSeed> made;
-    if (!config_.input.src_terms.empty() && !config_.input.tgt_terms.empty()) {
-      const std::vector<std::string> source_terms = read_term_list(config_.input.src_terms).terms;
-      const std::vector<std::string> target_terms = read_term_list(config_.input.tgt_terms).terms;
-      const CompositionOptions source_composition = composition_for(source_terms, Side::source);
-      const CompositionOptions target_composition = composition_for(target_terms, Side::target);
-      const pipeline::SeedTerms terms{source_terms, target_terms, source_composition, target_composition};
-      made = pipeline::induced_seed(config_, normalised_source_, normalised_target_, mapping, &terms);
-    } else {
-      made = pipeline::induced_seed(config_, normalised_source_, normalised_target_, mapping, nullptr);
-    }
-    pairs = std::move(made->seed);
-    if (made->transforms) {
-      pipeline::set_transforms(std::move(*made->transforms), mapping);
-      finish_fit = [] {};  // fitted already
-    }
+  // As align() does: without a seed lexicon, the dictionaries' frequent pairs, when there are enough, are the
+  // seed; an induced seed is read off config()'s term lists, when it has both.
+  if (!seed && !config_.input.dictionary.empty() &&
+      (decisions_.seed == RunDecisions::Seed::induced || decisions_.seed == RunDecisions::Seed::dictionary)) {
+    if (std::optional<PairList> pairs =
+            pipeline::seed_from_dictionary(config_, decisions_, dictionary(), source_, target_))
+      given = std::move(*pairs);
   }
-  const std::string seed_name = induced              ? config_.input.seed
-                                : pairs.path.empty() ? "the seed lexicon given"
-                                                     : pairs.path;
-  if (!finish_fit)
-    finish_fit = pipeline::fit_seed_transforms(pairs, seed_name, config_, normalised_source_, normalised_target_,
-                                               mapping, usable);
-  finish_fit();
+  if (decisions_.seed == RunDecisions::Seed::lexicon && given.pairs.empty())
+    throw_usage_error("A seed lexicon is needed to fit a mapping: give seed.");
+  std::optional<std::vector<std::string>> source_terms, target_terms;
+  std::optional<CompositionOptions> source_composition, target_composition;
+  std::optional<SeedTerms> terms;
+  if (!config_.input.src_terms.empty() && !config_.input.tgt_terms.empty()) {
+    source_terms = read_term_list(config_.input.src_terms).terms;
+    target_terms = read_term_list(config_.input.tgt_terms).terms;
+    source_composition = composition_for(*source_terms, Side::source);
+    target_composition = composition_for(*target_terms, Side::target);
+    terms.emplace(SeedTerms{*source_terms, *target_terms, *source_composition, *target_composition});
+  }
+  SeedFit fit = seed_stage(config_, decisions_, std::move(given), normalised_source_, normalised_target_, mapping,
+                           terms ? &*terms : nullptr);
+  if (fit.finish_fit) fit.finish_fit();
   mapping_ = std::move(mapping);
   // As align() does: an induced seed's evidence reads the mapping's own lexicon.
-  seed_ =
-      induced && uses_reranker(config_)
-          ? pipeline::induced_lexicon(config_, std::move(pairs), normalised_source_, normalised_target_, mapping_)
-          : std::move(pairs);
+  seed_ = decisions_.seed == RunDecisions::Seed::induced && uses_reranker(config_)
+              ? induced_lexicon(config_, std::move(fit.seed), normalised_source_, normalised_target_, mapping_)
+              : std::move(fit.seed);
   has_mapping_ = true;
+  return mapping_;
+}
+
+std::size_t Aligner::ranked_rounds() const { return pipeline::planned_decisions(config_).ranked_rounds; }
+
+const Mapping& Aligner::fit_ranked_round(const CandidateSet& last) {
+  mapping();  // a mapping was fitted
+  if (decisions_.seed != RunDecisions::Seed::induced)
+    throw_usage_error(
+        "A ranked round reads the seed off a run whose seed was induced (seed \"auto\", "
+        "\"identical\" or \"transliterated\", without a dictionary's pairs).");
+  const Eigen::VectorXd scores = pipeline::run_scores(last, config_);
+  const std::vector<RankedIndex> ranking = pipeline::ranking_by(last, scores, config_);
+  if (decisions_.fusion) history_->add(last, scores);
+  const RankedSeed ranked = ranked_seed_of(last, best_pair_ids(ranking, config_.mapping.seed_ranked_pairs),
+                                           std::make_shared<const Mapping>(mapping_), ++ranked_rounds_done_);
+  Mapping mapping = mapping_;  // its normalisers, fitted on the loaded vectors as before
+  SeedFit fit = seed_stage(config_, decisions_, PairList(), normalised_source_, normalised_target_, mapping,
+                           nullptr, &ranked);
+  if (fit.finish_fit) fit.finish_fit();
+  mapping_ = std::move(mapping);
+  seed_ = uses_reranker(config_)
+              ? induced_lexicon(config_, std::move(fit.seed), normalised_source_, normalised_target_, mapping_)
+              : std::move(fit.seed);
   return mapping_;
 }
 
@@ -258,7 +255,21 @@ void Aligner::set_mapping(Mapping mapping) {
   mapping.target.apply_rows(normalised_target_.vectors, threads);
   mapping_ = std::move(mapping);
   seed_ = configured_seed(config_);
+  decisions_ = pipeline::planned_decisions(config_);
+  history_->clear();
+  ranked_rounds_done_ = 0;
   has_mapping_ = true;
+}
+
+const Dictionary& Aligner::dictionary() {
+  std::string key = config_.input.pair;
+  for (const std::string& path : config_.input.dictionary) key += '\n' + path + '\t' + file_signature(path);
+  if (!dictionary_ || key != dictionary_key_) {
+    dictionary_ = std::make_shared<const Dictionary>(
+        read_dictionaries(config_.input.dictionary, config_.input.pair, config_.scoring.threads));
+    dictionary_key_ = key;
+  }
+  return *dictionary_;
 }
 
 CompositionOptions Aligner::composition_for(const std::vector<std::string>& terms, Side side) {
@@ -323,12 +334,8 @@ CandidateSet Aligner::collect_evidence(const std::vector<std::string>& source_te
   result.target_terms = term_list(target_terms, config_.input.tgt_terms, "target");
   result.cap = pipeline::final_cap(config_, source_terms.size(), target_terms.size(), true);
   result.per_source = config_.ranking.top_m;
-  // The dictionaries, read for each call (the stages keep no state of their own).
-  const Dictionary dictionary = config_.input.dictionary.empty()
-                                    ? Dictionary()
-                                    : read_dictionaries(config_.input.dictionary, config_.input.pair,
-                                                        config_.scoring.threads);
-  const Dictionary* given_dictionary = config_.input.dictionary.empty() ? nullptr : &dictionary;
+  result.decisions = decisions_;
+  const Dictionary* given_dictionary = config_.input.dictionary.empty() ? nullptr : &dictionary();
   pipeline::OtherCandidates other =
       pipeline::add_other_candidates(config_, full_evidence, result.source_terms, result.target_terms, X, Z,
                                      scored, pipeline::scoring_tiles(config_), single_process(), given_dictionary);
@@ -352,7 +359,13 @@ CandidateSet Aligner::collect_evidence(const std::vector<std::string>& source_te
                                      normalised_source_, normalised_target_, mapping_,
                                      source_composition, target_composition};
   words.dictionary = given_dictionary;
+  if (corpora_terms_.first == source_terms && corpora_terms_.second == target_terms) {
+    words.source_corpus = source_corpus_;  // gathered before a gzipped model was read (load)
+    words.target_corpus = target_corpus_;
+  }
   pipeline::collect_evidence(config_, full_evidence, X, Z, scored, other, words, result);
+  decisions_ = result.decisions;  // and what the evidence decided (the dictionary's role)
+  if (history_->size() > 0) history_->attach(result, config_.scoring.threads);
   return result;
 }
 
@@ -364,7 +377,8 @@ CandidateSet Aligner::candidates(bool full_evidence, AlignmentSummary* summary, 
   if (given_) load();  // the configuration names the given vectors
   AlignmentSummary local;
   AlignmentSummary& stats = summary ? *summary : local;
-  const std::size_t rounds = ranked_rounds(config_, group);
+  RunDecisions decisions = pipeline::planned_decisions(config_);
+  const std::size_t rounds = decisions.ranked_rounds;
   // The ranked rounds load the same vectors again: kept for them when no cache keeps them.
   VectorCache rounds_cache;
   VectorCache* cache = cache_ || rounds == 0 ? cache_ : &rounds_cache;
@@ -373,17 +387,27 @@ CandidateSet Aligner::candidates(bool full_evidence, AlignmentSummary* summary, 
   earlier.output.save_mapping.clear();
   earlier.output.save_mapped_vectors.clear();
   pipeline::SharedCorpora corpora;  // read once for all the runs
-  CandidateSet scored = pipeline::scheduled_candidates(rounds > 0 ? earlier : config_, full_evidence, stats, group,
-                                                       cache, nullptr, rounds > 0 ? &corpora : nullptr);
-  std::vector<RunScores> runs;  // the earlier runs' scores, for the final list's mean (seed_ranked_fusion)
-  for (std::size_t round = 1; round <= rounds && scored.mapping; ++round) {
-    const Eigen::VectorXd scores = candidate_scores(scored, config_);
-    const std::vector<RankedIndex> ranking = pipeline::ranking_by(scored, scores, config_);
-    if (config_.mapping.seed_ranked_fusion) runs.push_back(run_scores(scored, scores));
-    scored = ranked_round(round == rounds ? config_ : earlier, scored, ranking, round, full_evidence, stats, group,
-                          cache, corpora);
+  CandidateSet scored =
+      pipeline::scheduled_candidates(rounds > 0 ? earlier : config_, decisions, full_evidence, stats, group, cache,
+                                     nullptr, rounds > 0 ? &corpora : nullptr);
+  pipeline::RunHistory history;  // the earlier runs' scores, for the final list's mean (seed_ranked_fusion)
+  for (std::size_t round = 1; round <= rounds; ++round) {
+    TERMALIGN_CHECK(scored.mapping != nullptr, "a ranked round follows a run whose seed was induced");
+    // Rank 0 ranks the run (the others hold no evidence) and hands every rank the same seed.
+    std::vector<std::uint32_t> best;
+    if (group.is_root()) {
+      const Eigen::VectorXd scores = pipeline::run_scores(scored, config_);
+      best = best_pair_ids(pipeline::ranking_by(scored, scores, config_), config_.mapping.seed_ranked_pairs);
+      if (decisions.fusion) history.add(scored, scores);
+    }
+    group.broadcast(best);
+    const RankedSeed ranked = ranked_seed_of(scored, best, scored.mapping, round);
+    const double seconds = stats.seconds;
+    scored = pipeline::scheduled_candidates(round == rounds ? config_ : earlier, decisions, full_evidence, stats,
+                                            group, cache, &ranked, &corpora);
+    stats.seconds += seconds;
+    if (history.size() > 0 && group.is_root()) history.attach(scored, config_.scoring.threads);
   }
-  if (!runs.empty()) add_earlier_scores(scored, runs, config_.scoring.threads);
   return scored;
 }
 
@@ -420,6 +444,7 @@ AlignmentSummary Aligner::run(const ProcessGroup& group) {
   const std::string scores_text = scores ? format_ranked(ranked, sources, targets, true, threads) : std::string();
   const std::string explanation_text =
       explanation ? format_explanation(explain_ranking(scored, ranked, config)) : std::string();
+  const std::string resolved_text = to_toml(config) + pipeline::format_decisions(scored.decisions);
   // One thread writes while another frees the candidates (tens of thousands of strings and their indexes): the
   // writing, which is the kernel's copying and fsync, is serial.
   run_both(
@@ -427,7 +452,7 @@ AlignmentSummary Aligner::run(const ProcessGroup& group) {
         submission->write(submission_text);
         if (scores) scores->write(scores_text);
         if (explanation) explanation->write(explanation_text);
-        resolved_config->write(to_toml(config));
+        resolved_config->write(resolved_text);
         submission->commit();
         if (scores) scores->commit();
         if (explanation) explanation->commit();

@@ -11,6 +11,7 @@
 #include "evidence/corpus_evidence.h"
 #include "io/io.h"
 #include "pipeline/stages.h"
+#include "rerank/reranker.h"
 #include "termalign/logging.h"
 #include "util/key_groups.h"
 #include "util/parallel.h"
@@ -232,7 +233,7 @@ void keep_neighbourhood_means(const ComposedTerms& X, const ComposedTerms& Z, co
 
 std::size_t add_dictionary_candidates(const Dictionary& dictionary, const TermList& source_terms,
                                       const TermList& target_terms, const ComposedTerms& X, const ComposedTerms& Z,
-                                      const NeighbourhoodMeans& means, int threads,
+                                      const NeighbourhoodMeans& means, std::size_t limit, int threads,
                                       std::vector<Candidate>& candidates) {
   constexpr std::uint32_t kNone = std::numeric_limits<std::uint32_t>::max();
   const std::vector<std::string> sources = folded_terms(source_terms, threads),
@@ -293,8 +294,7 @@ std::size_t add_dictionary_candidates(const Dictionary& dictionary, const TermLi
         complete.emplace_back(gap, -X.vectors.row(source).dot(Z.vectors.row(row)), row);
       }
       std::sort(complete.begin(), complete.end());
-      for (std::size_t k = 0; k < complete.size() && k < kDictionaryCandidates; ++k)
-        picked.push_back(std::get<2>(complete[k]));
+      for (std::size_t k = 0; k < complete.size() && k < limit; ++k) picked.push_back(std::get<2>(complete[k]));
     }
     std::sort(picked.begin(), picked.end());
     picked.erase(std::unique(picked.begin(), picked.end()), picked.end());
@@ -380,8 +380,9 @@ OtherCandidates add_other_candidates(const AlignConfig& config, bool full_eviden
                                 scored.candidates);
   }
   if (dictionary && group.is_root()) {
-    const std::size_t added = add_dictionary_candidates(*dictionary, source_terms, target_terms, X, Z, scored.means,
-                                                        threads, scored.candidates);
+    const std::size_t added =
+        add_dictionary_candidates(*dictionary, source_terms, target_terms, X, Z, scored.means,
+                                  config.ranking.dictionary_candidates, threads, scored.candidates);
     logger().info("{} dictionary candidates added", added);
   }
   return other;
@@ -414,11 +415,13 @@ void collect_evidence(const AlignConfig& config, bool full_evidence, ComposedTer
   const Dictionary* dictionary = words.dictionary;
   if (full_evidence && dictionary) {
     const double coverage = dictionary_coverage(*dictionary, result.source_terms);
-    if (coverage < kDictionaryMinCoverage) {
+    decide_dictionary_features(result.decisions, coverage, config.input.dictionary_min_coverage);
+    if (!result.decisions.dictionary_features) {
       logger().info(
-          "the dictionaries translate {:.0f} % of the source terms' words, under {:.0f} %: their features are left "
-          "out (the models trained without them rank the run), their candidates stay",
-          100 * coverage, 100 * kDictionaryMinCoverage);
+          "the dictionaries translate {:.0f} % of the source terms' words, under {:.0f} % "
+          "(dictionary_min_coverage): their features are left out (the models trained without them rank the run), "
+          "their candidates stay",
+          100 * coverage, 100 * config.input.dictionary_min_coverage);
       dictionary = nullptr;
     } else {
       logger().info("the dictionaries translate {:.0f} % of the source terms' words", 100 * coverage);
@@ -449,6 +452,8 @@ void collect_evidence(const AlignConfig& config, bool full_evidence, ComposedTer
   }
   evidence.source_parts = nested_terms(result.source_terms);
   evidence.target_parts = nested_terms(result.target_terms);
+  if (uses_reranker(config))
+    result.decisions.reranker = reranker_origin(evidence, config.input.reranker, result.decisions.seedless_models);
 }
 
 }  // namespace termalign::pipeline

@@ -12,11 +12,12 @@ namespace termalign::pipeline {
 // The inputs checked against the loaded vectors (sanity.h); an induced seed is made later, from the normalised
 // vectors (induced_seed). `*_compounds`: whether each list's closed compounds are split (closed_compounds_for),
 // so count as known words.
-void check_inputs_against_vectors(const AlignConfig& config, bool fit, const TermList& source_terms,
-                                  const TermList& target_terms, const Embeddings& source, const Embeddings& target,
-                                  const PairList& seed, bool source_compounds, bool target_compounds) {
-  if (fit && !is_induced_seed(config.input.seed))
-    check_seed_against_vectors(seed, source, target, config.input.allow_reversed);
+void check_inputs_against_vectors(const RunDecisions& decisions, bool fit, bool allow_reversed,
+                                  const TermList& source_terms, const TermList& target_terms,
+                                  const Embeddings& source, const Embeddings& target, const PairList& seed,
+                                  bool source_compounds, bool target_compounds) {
+  if (fit && decisions.seed != RunDecisions::Seed::induced)
+    check_seed_against_vectors(seed, source, target, allow_reversed);
   check_terms_against_vectors(source_terms, target_terms, source, target, source_compounds, target_compounds);
 }
 

@@ -36,6 +36,8 @@ void visit_options(Config& config, Visitor&& visit) {
   visit("input", "tgt_vectors", config.input.tgt_vectors);
   visit("input", "seed", config.input.seed);
   visit("input", "dictionary", config.input.dictionary);
+  visit("input", "dictionary_seed_translations", config.input.dictionary_seed_translations);
+  visit("input", "dictionary_min_coverage", config.input.dictionary_min_coverage);
   visit("input", "src_terms", config.input.src_terms);
   visit("input", "tgt_terms", config.input.tgt_terms);
   visit("input", "most_frequent", config.input.most_frequent);
@@ -71,6 +73,8 @@ void visit_options(Config& config, Visitor&& visit) {
   visit("mapping", "seed_lexicon_words", config.mapping.seed_lexicon_words);
   visit("mapping", "seed_term_rounds", config.mapping.seed_term_rounds);
   visit("mapping", "seed_term_pairs", config.mapping.seed_term_pairs);
+  visit("mapping", "seed_term_converged", config.mapping.seed_term_converged);
+  visit("mapping", "seed_start_gain", config.mapping.seed_start_gain);
   visit("mapping", "seed_ranked_rounds", config.mapping.seed_ranked_rounds);
   visit("mapping", "seed_ranked_pairs", config.mapping.seed_ranked_pairs);
   visit("mapping", "seed_ranked_fusion", config.mapping.seed_ranked_fusion);
@@ -92,6 +96,7 @@ void visit_options(Config& config, Visitor&& visit) {
   visit("ranking", "top_m", config.ranking.top_m);
   visit("ranking", "mutual_m", config.ranking.mutual_m);
   visit("ranking", "cap", config.ranking.cap);
+  visit("ranking", "dictionary_candidates", config.ranking.dictionary_candidates);
   visit("orthography", "weight", config.orthography.weight);
   visit("orthography", "transliterate", config.orthography.transliterate);
   visit("orthography", "candidates", config.orthography.candidates);

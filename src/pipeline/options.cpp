@@ -188,6 +188,17 @@ void AlignConfig::validate() const {
           "seed_lexicon_words (" + std::to_string(mapping.seed_lexicon_words) +
               ") cannot exceed the number of frequent words loaded, most_frequent (" +
               std::to_string(input.most_frequent) + ").");
+  require(mapping.seed_term_converged > 0 && mapping.seed_term_converged <= 1,
+          fmt::format("`seed_term_converged` is a share of a round's word pairs, above 0 and at most 1 (got {}).",
+                      mapping.seed_term_converged));
+  require(mapping.seed_start_gain > 0,
+          fmt::format("`seed_start_gain` is a factor of the start's mean CSLS, above 0 (got {}).",
+                      mapping.seed_start_gain));
+  require(input.dictionary_min_coverage >= 0 && input.dictionary_min_coverage <= 1,
+          fmt::format("`dictionary_min_coverage` is a share of the source terms' words, from 0 to 1 (got {}).",
+                      input.dictionary_min_coverage));
+  require(input.dictionary_seed_translations >= 1,
+          "`dictionary_seed_translations` must be at least 1 (each seed word keeps one translation or more).");
   require(mapping.seed_ranked_rounds == 0 || mapping.seed_ranked_pairs >= 1,
           "A ranked round reads the seed off at least one pair: give seed_ranked_pairs of at least 1, or "
           "seed_ranked_rounds 0.");

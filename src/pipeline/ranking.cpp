@@ -82,24 +82,34 @@ void write_pairs(const std::string& path, const std::vector<RankedPair>& pairs, 
   write_file_atomically(path, format_pairs(pairs, with_scores));
 }
 
-Eigen::VectorXd candidate_scores(const CandidateSet& candidates, const AlignConfig& config) {
+namespace pipeline {
+
+Eigen::VectorXd run_scores(const CandidateSet& candidates, const AlignConfig& config) {
   const CandidateEvidence& evidence = candidates.evidence;
-  if (uses_reranker(config)) {
-    Eigen::VectorXd scores = rerank(evidence, config);
-    if (candidates.earlier_runs > 0) {  // the mean over the runs (Aligner::candidates)
-      TERMALIGN_CHECK(candidates.earlier_scores.size() == evidence.size(), "one earlier score per candidate");
-      const double runs = static_cast<double>(candidates.earlier_runs + 1);
-      for (std::size_t i = 0; i < evidence.size(); ++i) {
-        auto& score = scores(static_cast<Eigen::Index>(i));
-        score = (score + candidates.earlier_scores[i]) / runs;
-      }
-    }
-    return scores;
-  }
+  if (uses_reranker(config)) return rerank(evidence, config, candidates.decisions.seedless_models);
   Eigen::VectorXd scores(static_cast<Eigen::Index>(evidence.size()));
   for (std::size_t i = 0; i < evidence.size(); ++i) {
     const double orthographic = config.orthography.weight > 0 ? evidence.orthographic[i] : 0.0;
     scores(static_cast<Eigen::Index>(i)) = evidence.csls[i] + config.orthography.weight * orthographic;
+  }
+  return scores;
+}
+
+}  // namespace pipeline
+
+Eigen::VectorXd candidate_scores(const CandidateSet& candidates, const AlignConfig& config) {
+  Eigen::VectorXd scores = pipeline::run_scores(candidates, config);
+  if (candidates.earlier_scores.empty()) return scores;
+  // The mean over the runs (Aligner::candidates, seed_ranked_fusion), in a fixed order: the earlier runs, then
+  // this one.
+  const double runs = static_cast<double>(candidates.earlier_scores.size() + 1);
+  for (const std::vector<float>& earlier : candidates.earlier_scores)
+    TERMALIGN_CHECK(earlier.size() == candidates.evidence.size(), "one earlier score per candidate");
+  for (std::size_t i = 0; i < candidates.evidence.size(); ++i) {
+    double sum = 0;
+    for (const std::vector<float>& earlier : candidates.earlier_scores) sum += earlier[i];
+    auto& score = scores(static_cast<Eigen::Index>(i));
+    score = (sum + score) / runs;
   }
   return scores;
 }

@@ -37,9 +37,10 @@ void require_same_terms(const ComposedTerms& X, const ComposedTerms& Z, const Pr
 // composition (map_and_compose), and the word sets are freed on two threads.
 class Scheduler {
  public:
-  Scheduler(const AlignConfig& config, bool full_evidence, AlignmentSummary& stats, const ProcessGroup& group,
-            VectorCache* cache, const RankedSeed* ranked, SharedCorpora* corpora)
+  Scheduler(const AlignConfig& config, RunDecisions& decisions, bool full_evidence, AlignmentSummary& stats,
+            const ProcessGroup& group, VectorCache* cache, const RankedSeed* ranked, SharedCorpora* corpora)
       : config_(config),
+        decisions_(decisions),
         threads_(config.scoring.threads),
         fit_(config.input.saved_mapping.empty()),
         full_evidence_(full_evidence || uses_reranker(config)),
@@ -65,14 +66,15 @@ class Scheduler {
     stats_.target_terms = result_.target_terms.size();
     stats_.seed_pairs = kept->seed_pairs;
     stats_.seed_pairs_usable = kept->seed_pairs_usable;
+    decisions_ = kept->decisions;
     logger().info("term vectors of an earlier run with the same inputs, mapping and composition reused");
     return true;
   }
   void keep_mapped_terms() {
     if (!reusable()) return;
-    cache_->keep_state(mapped_terms_key(), std::make_shared<const MappedTerms>(
-                                               MappedTerms{result_.source_terms, result_.target_terms, X_, Z_,
-                                                           stats_.seed_pairs, stats_.seed_pairs_usable}));
+    cache_->keep_state(mapped_terms_key(), std::make_shared<const MappedTerms>(MappedTerms{
+                                               result_.source_terms, result_.target_terms, X_, Z_,
+                                               stats_.seed_pairs, stats_.seed_pairs_usable, decisions_}));
   }
 
   // The term lists and the seed lexicon (a malformed TERMALIGN_TILE_KERNEL choice first, then the lists' errors,
@@ -156,11 +158,12 @@ class Scheduler {
                                                      target_, config_.composition);
         },
         threads_);
-    if (dictionary_ && fit_ && (config_.input.seed.empty() || is_induced_seed(config_.input.seed)))
+    if (dictionary_ && fit_ && !ranked_ &&
+        (decisions_.seed == RunDecisions::Seed::induced || decisions_.seed == RunDecisions::Seed::dictionary))
       seed_from_dictionary();
-    check_inputs_against_vectors(config_, fit_, result_.source_terms, result_.target_terms, source_, target_,
-                                 seed_, source_composition_.split_closed_compounds,
-                                 target_composition_.split_closed_compounds);
+    check_inputs_against_vectors(
+        decisions_, fit_, config_.input.allow_reversed, result_.source_terms, result_.target_terms, source_,
+        target_, seed_, source_composition_.split_closed_compounds, target_composition_.split_closed_compounds);
   }
 
   // A gzipped model is read in one pass, so the words whose subword vectors the corpus evidence will ask of it
@@ -168,51 +171,28 @@ class Scheduler {
   // are gathered here, before the vectors, and the evidence takes them. With a .bin they are gathered after the
   // scoring, when the vectors' memory is freed.
   void gather_corpora_for_gzipped_models() {
-    if (!full_evidence_ || config_.input.src_corpus.empty()) return;
-    const bool source_gzipped = is_gzipped_fasttext_model(config_.input.src_vectors);
-    const bool target_gzipped = is_gzipped_fasttext_model(config_.input.tgt_vectors);
-    if (!source_gzipped && !target_gzipped) return;
+    if (!full_evidence_) return;
     const CorpusEvidenceOptions options = corpus_evidence_options(config_);
     const CorpusOptions corpus_options = statistics_options(options);
-    const auto gather = [&](Side side, bool gzipped, LoadOptions& load) {
-      const CorpusStatistics& statistics = *corpus_statistics(side, options, corpus_options);
-      if (gzipped) {  // the words the composer may look up for them (compound pieces too), as for the terms
-        const std::vector<std::string> words = translated_context_words(statistics, options.translated_words);
-        load.subword_wanted = collect_word_set({&words});
-      }
-    };
-    gather(Side::source, source_gzipped, source_options_);
-    gather(Side::target, target_gzipped, target_options_);
-    logger().info("a gzipped model is read in one pass: the corpora were read first, for the subword vectors of "
-                  "their most frequent context words ({} and {} words and parts of words)",
-                  source_options_.subword_wanted.size(), target_options_.subword_wanted.size());
+    ask_gzipped_models_for_corpus_words(
+        config_,
+        [&](Side side) -> const CorpusStatistics& { return *corpus_statistics(side, options, corpus_options); },
+        source_options_, target_options_);
   }
 
-  // Without a seed lexicon, the dictionary's frequent single-word pairs are the seed (in place of an induced
-  // one, when there are min_seed_pairs of them), the start of the term lists' rounds (map_and_compose).
+  // Without a seed lexicon, the dictionary's frequent single-word pairs are the seed (seed_from_dictionary).
   void seed_from_dictionary() {
-    PairList pairs = dictionary_seed(*dictionary_, source_, target_, config_.input.most_frequent);
-    if (pairs.pairs.size() >= config_.mapping.min_seed_pairs) {
-      logger().info("the mapping's seed: {} single-word pairs of the dictionary among the {} most frequent words",
-                    pairs.pairs.size(), config_.input.most_frequent);
-      seed_ = std::move(pairs);
-      config_.input.seed.clear();  // a seed lexicon, no longer induced, unless the term lists give a better one
-      dictionary_seeded_ = true;
-    } else if (config_.input.seed.empty()) {
-      throw_input_error(config_.input.dictionary.front(), 0,
-                        "the dictionaries give " + std::to_string(pairs.pairs.size()) +
-                            " single-word pairs among the frequent words, fewer than min_seed_pairs (" +
-                            std::to_string(config_.mapping.min_seed_pairs) +
-                            "): give a seed lexicon, or --seed auto to induce one from the vectors.");
-    } else {
-      logger().warn("the dictionaries give {} single-word pairs among the frequent words, fewer than "
-                    "min_seed_pairs ({}): the seed is induced from the vectors ({})",
-                    pairs.pairs.size(), config_.mapping.min_seed_pairs, config_.input.seed);
-    }
+    if (std::optional<PairList> pairs =
+            pipeline::seed_from_dictionary(config_, decisions_, *dictionary_, source_, target_))
+      seed_ = std::move(*pairs);
   }
 
   // What names the seed in messages: its file, or what made it.
-  const std::string& seed_name() const { return config_.input.seed.empty() ? seed_.path : config_.input.seed; }
+  const std::string& seed_name() const {
+    return config_.input.seed.empty() || decisions_.seed == RunDecisions::Seed::dictionary ? seed_.path
+                                                                                           : config_.input.seed;
+  }
+  bool induced() const { return decisions_.seed == RunDecisions::Seed::induced; }
 
   // The mapping (fitted on the seed, or loaded) and both lists' term vectors in the shared space; the fit's
   // serial decompositions run on one thread while the others compose.
@@ -220,37 +200,14 @@ class Scheduler {
     std::function<void()> finish_fit;
     if (fit_) {
       mapping_ = normalise_pair(config_, source_, target_);
-      const bool dictionary_start = dictionary_seeded_ && config_.mapping.seed_term_rounds > 0;
-      if (is_induced_seed(config_.input.seed) || dictionary_start) {
-        const SeedTerms terms{result_.source_terms.terms, result_.target_terms.terms, source_composition_,
-                              target_composition_};
-        const std::size_t dictionary_pairs = seed_.pairs.size();
-        const bool ranked = ranked_ && !dictionary_start;
-        InducedSeed induced = ranked ? ranked_seed(config_, source_, target_, mapping_, *ranked_)
-                                     : induced_seed(config_, source_, target_, mapping_, &terms,
-                                                    dictionary_start ? &seed_ : nullptr);
-        if (dictionary_start && induced.from_terms)
-          logger().info("the seed: the dictionary's {} pairs and {} more read off the term lists",
-                        dictionary_pairs, induced.seed.pairs.size() - dictionary_pairs);
-        seed_ = std::move(induced.seed);
-        if (induced.transforms) {
-          stats_.seed_pairs_usable = induced.usable;
-          set_transforms(std::move(*induced.transforms), mapping_);
-          finish_fit = [] {};  // fitted already
-        } else if (ranked) {
-          logger().warn(
-              "seed ranked round {}: {} usable word pairs, fewer than min_seed_pairs ({}): the last "
-              "round's mapping is kept",
-              ranked_->round, induced.usable, config_.mapping.min_seed_pairs);
-          stats_.seed_pairs_usable = induced.usable;
-          set_transforms(*ranked_->mapping, mapping_);
-          finish_fit = [] {};
-        }
-      }
+      const SeedTerms terms{result_.source_terms.terms, result_.target_terms.terms, source_composition_,
+                            target_composition_};
+      SeedFit seed =
+          seed_stage(config_, decisions_, std::move(seed_), source_, target_, mapping_, &terms, ranked_);
+      seed_ = std::move(seed.seed);
       stats_.seed_pairs = seed_.pairs.size();
-      if (!finish_fit)
-        finish_fit = fit_seed_transforms(seed_, seed_name(), config_, source_, target_, mapping_,
-                                         stats_.seed_pairs_usable);
+      stats_.seed_pairs_usable = seed.usable;
+      finish_fit = std::move(seed.finish_fit);
     } else {
       load_fixed_mapping();
     }
@@ -267,12 +224,12 @@ class Scheduler {
                    mapping_, finish_fit, threads_, X_, Z_, [&] {
                      // The mapping is complete: the word-level evidence's words and an induced seed's lexicon,
                      // while the vectors are here.
-                     if (fit_ && full_evidence_ && is_induced_seed(config_.input.seed))
+                     if (fit_ && full_evidence_ && induced())
                        seed_ = induced_lexicon(config_, std::move(seed_), source_, target_, mapping_);
                      if (full_evidence_) map_term_words(source_composer, target_composer, release_early);
                      if (release_early) release_word_vectors(source_, source_spill_, "the source word vectors");
                    });
-    if (fit_ && is_induced_seed(config_.input.seed))  // what a ranked round after this run reads
+    if (fit_ && induced())  // what a ranked round after this run reads
       result_.mapping = std::make_shared<const Mapping>(mapping_);
     if (fit_ && !config_.output.save_mapping.empty()) save_mapping(config_.output.save_mapping, mapping_);
     if (!config_.output.save_mapped_vectors.empty()) {
@@ -451,7 +408,9 @@ class Scheduler {
       source_spill_.restore(source_.vectors);
       target_spill_.restore(target_.vectors);
     };
+    result_.decisions = decisions_;
     pipeline::collect_evidence(config_, full_evidence_, X_, Z_, scored_, other_, words, result_);
+    decisions_ = result_.decisions;  // and what the evidence decided (the dictionary's role)
     return std::move(result_);
   }
 
@@ -484,13 +443,17 @@ class Scheduler {
   }
 
   // A rank of a group other than 0: the term lists, no candidates.
-  CandidateSet without_evidence() { return std::move(result_); }
+  CandidateSet without_evidence() {
+    result_.decisions = decisions_;
+    return std::move(result_);
+  }
 
  private:
   struct MappedTerms {
     TermList source_terms, target_terms;
     ComposedTerms X, Z;
     std::size_t seed_pairs = 0, seed_pairs_usable = 0;
+    RunDecisions decisions;
   };
 
   bool reusable() const {
@@ -527,7 +490,8 @@ class Scheduler {
                   to_string(mapping_.source.kind));
   }
 
-  AlignConfig config_;  // a copy: a dictionary's seed replaces an induced one (seed_from_dictionary)
+  const AlignConfig& config_;
+  RunDecisions& decisions_;  // what the run decided (the first run of an align(): the runs after read it)
   const int threads_;
   const bool fit_, full_evidence_;
   AlignmentSummary& stats_;
@@ -538,7 +502,6 @@ class Scheduler {
   CandidateSet result_;
   PairList seed_;
   std::shared_ptr<const Dictionary> dictionary_;  // --dictionary, read with the inputs
-  bool dictionary_seeded_ = false;                // the seed is the dictionary's (seed_from_dictionary)
   // The corpora's statistics gathered before the vectors (gather_corpora_for_gzipped_models), else null.
   std::shared_ptr<const CorpusStatistics> source_corpus_, target_corpus_;
   LoadOptions source_options_, target_options_;
@@ -559,13 +522,13 @@ class Scheduler {
 
 }  // namespace
 
-CandidateSet scheduled_candidates(const AlignConfig& config, bool full_evidence, AlignmentSummary& stats,
-                                  const ProcessGroup& group, VectorCache* cache, const RankedSeed* ranked,
-                                  SharedCorpora* corpora) {
+CandidateSet scheduled_candidates(const AlignConfig& config, RunDecisions& decisions, bool full_evidence,
+                                  AlignmentSummary& stats, const ProcessGroup& group, VectorCache* cache,
+                                  const RankedSeed* ranked, SharedCorpora* corpora) {
   config.validate();
   check_before_work(config);
   const auto start = std::chrono::steady_clock::now();
-  Scheduler run(config, full_evidence, stats, group, cache, ranked, corpora);
+  Scheduler run(config, decisions, full_evidence, stats, group, cache, ranked, corpora);
   if (!run.reuse_mapped_terms()) {
     run.read_inputs();
     run.load_vectors();

@@ -15,6 +15,7 @@
 #include "io/dictionary.h"
 #include "mapping/composition.h"
 #include "mapping/mapping.h"
+#include "mapping/seed_stage.h"
 #include "scoring/scoring.h"
 #include "termalign/aligner.h"
 #include "termalign/config.h"
@@ -39,73 +40,25 @@ LoadOptions side_options(std::initializer_list<const std::vector<std::string>*> 
 void load_pair(const std::string& source_path, const std::string& target_path, const LoadOptions& source_options,
                const LoadOptions& target_options, VectorCache* cache, Embeddings& source, Embeddings& target);
 
+// A gzipped fastText model is read in one pass, so the words whose subword vectors the corpus evidence will ask of
+// it (the corpora's most frequent context words) must be known before: with corpora and a .bin.gz on either side,
+// the corpora's statistics (`statistics` gathers them, or takes those kept) give them as that side's
+// LoadOptions::subword_wanted. With a .bin they are gathered after the scoring, when the vectors' memory is freed.
+void ask_gzipped_models_for_corpus_words(const AlignConfig& config,
+                                         const std::function<const CorpusStatistics&(Side)>& statistics,
+                                         LoadOptions& source, LoadOptions& target);
+
+// Without a seed lexicon (an induced seed, or none with dictionaries): the dictionaries' frequent single-word
+// pairs (dictionary_seed), when there are min_seed_pairs of them: then they are the seed (decide_dictionary_seed).
+// Fewer is an input error without an induced seed to fall back on, else a warning. The vectors are the loaded
+// ones.
+std::optional<PairList> seed_from_dictionary(const AlignConfig& config, RunDecisions& decisions,
+                                             const Dictionary& dictionary, const Embeddings& source,
+                                             const Embeddings& target);
+
 // A mapping whose normalisers are fitted on both sides, which they normalise in place; its transforms are still to
 // be fitted (fit_seed_transforms).
 Mapping normalise_pair(const AlignConfig& config, Embeddings& source, Embeddings& target);
-
-// Fits the mapping's transforms on the seed pairs both normalised sides know (`usable` of them; too few is an
-// input error naming `seed_name`). The d x d decompositions that finish the fit (serial) are returned as a step
-// still to run (`mapping` must outlive it), which the scheduler runs beside the composition.
-std::function<void()> fit_seed_transforms(const PairList& seed, const std::string& seed_name,
-                                          const AlignConfig& config, const Embeddings& source,
-                                          const Embeddings& target, Mapping& mapping, std::size_t& usable);
-
-// The term lists an induced seed is read off, and how each is composed. References: they must outlive the call.
-struct SeedTerms {
-  const std::vector<std::string>& source;
-  const std::vector<std::string>& target;
-  const CompositionOptions& source_composition;
-  const CompositionOptions& target_composition;
-};
-
-// An induced seed and its fit, which the run reuses rather than fitting or decomposing it again.
-struct InducedSeed {
-  PairList seed;
-  std::optional<Mapping> transforms;  // the fitted transforms (no normalisers); none when too few are usable
-  std::size_t usable = 0;             // seed pairs both sides know
-  bool from_terms = false;            // read off the term lists (else the start itself)
-  MappingOptions options;  // what the transforms were fitted with: the run's, unwhitened for too few pairs
-};
-
-// `mapping` with `fitted`'s transforms (its normalisers kept).
-void set_transforms(Mapping fitted, Mapping& mapping);
-
-// The seed an induced `seed` (is_induced_seed) makes from the loaded vectors, normalised by `normalisers`
-// (normalise_pair): identical_seed, or transliterated_seed (kTransliteratedSeed and kAutoSeed); or, given, `start` (a
-// dictionary's pairs; moved from); fitted once. Then, with `terms` and seed_term_rounds, that many rounds of reading
-// the seed off the term lists (term_word_pairs of the confident_term_pairs under the last fit), each round's fit the
-// next's start; the start is kept unless the first round's fit maps the terms better. A seed too small to whiten (the
-// pairs its refinement's first fit sees, no more than the dimensions: their covariance would be singular) is fitted
-// without whitening; the next round's is whitened again when it has enough pairs.
-InducedSeed induced_seed(const AlignConfig& config, const Embeddings& source, const Embeddings& target,
-                         const Mapping& normalisers, const SeedTerms* terms, PairList* start = nullptr);
-
-// A ranked round's input (Aligner::candidates): the best pairs of the last run's re-ranked list, best first, and
-// that run's mapping, under which they are split into word pairs.
-struct RankedSeed {
-  std::vector<std::pair<std::string, std::string>> term_pairs;
-  std::shared_ptr<const Mapping> mapping;
-  std::size_t round = 1;
-};
-
-// A ranked round's seed: the word pairs of `ranked`'s term pairs (term_word_pairs under its mapping's transforms,
-// the vectors normalised by `normalisers` as that run's were), the whole seed of one fit (refined as the term
-// rounds' are). No transforms when fewer than min_seed_pairs of the word pairs are usable.
-InducedSeed ranked_seed(const AlignConfig& config, const Embeddings& source, const Embeddings& target,
-                        const Mapping& normalisers, const RankedSeed& ranked);
-
-// The mapping's seed from a dictionary, for a run without a seed lexicon: its clean single-word pairs (letters
-// only, hyphens inside) whose two words are among the `frequent` most frequent of their vectors, each source word
-// with at most kDictionarySeedTranslations translations (the most frequent), as the vectors spell the words.
-constexpr std::size_t kDictionarySeedTranslations = 3;
-PairList dictionary_seed(const Dictionary& dictionary, const Embeddings& source, const Embeddings& target,
-                         std::size_t frequent);
-
-// With an induced seed, the lexicon the word-level evidence reads in its place
-// (MappingOptions::seed_lexicon_words): the mutual CSLS nearest words under the fitted mapping of the normalised
-// vectors; `start` when that is 0.
-PairList induced_lexicon(const AlignConfig& config, PairList start, const Embeddings& source,
-                         const Embeddings& target, const Mapping& mapping);
 
 // Both lists' unit term vectors in the shared space. `finish_fit`, when given, is the rest of the mapping's fit
 // (fit_seed_transforms): one thread runs it while the others compose. The source list comes first, then
@@ -172,21 +125,16 @@ OtherCandidates add_other_candidates(const AlignConfig& config, bool full_eviden
                                      CslsSelection& scored, const TileOptions& tiles, const ProcessGroup& group,
                                      const Dictionary* dictionary = nullptr);
 
-// Each source term's targets that the dictionary links to it, scored by CSLS like the others: the translations of
-// the whole term that are target terms, and the kDictionaryCandidates target terms (of at most two words more)
-// in which every word of the source term has a translation, those with more translated words and a closer word
-// count first, then by CSLS. Returns how many were added.
-constexpr std::size_t kDictionaryCandidates = 3;
-
-// The share of the distinct words of the source terms that the dictionary translates (as a one-word entry).
-// Under kDictionaryMinCoverage the dictionary's features are left out (its candidates stay), and the models
-// trained without them rank the run: with FreeDict English-Russian (12 % of enru/train's English words) the
-// models trained with a dictionary (46 % on enfr/train) lost 0.017 AP there, the others nothing.
-constexpr double kDictionaryMinCoverage = 0.25;
+// The share of the distinct words of the source terms that the dictionary translates (as a one-word entry):
+// the dictionary's features rank the run from input.dictionary_min_coverage on (decide_dictionary_features).
 double dictionary_coverage(const Dictionary& dictionary, const TermList& source_terms);
+// Each source term's targets that the dictionary links to it, scored by CSLS like the others: the translations of
+// the whole term that are target terms, and at most `limit` target terms (ranking.dictionary_candidates) in which
+// every word of the source term has a translation and whose word count is within two of the source term's, the
+// closest word count first, then the highest cosine. Returns how many were added.
 std::size_t add_dictionary_candidates(const Dictionary& dictionary, const TermList& source_terms,
                                       const TermList& target_terms, const ComposedTerms& X, const ComposedTerms& Z,
-                                      const NeighbourhoodMeans& means, int threads,
+                                      const NeighbourhoodMeans& means, std::size_t limit, int threads,
                                       std::vector<Candidate>& candidates);
 
 // What the evidence beyond the term vectors reads (full evidence): each list's words with their mapped vectors
@@ -222,6 +170,9 @@ void collect_evidence(const AlignConfig& config, bool full_evidence, ComposedTer
 // The ranked pairs' strings, copied on `threads` threads.
 std::vector<RankedPair> ranked_pairs(const CandidateSet& candidates, const std::vector<RankedIndex>& indices,
                                      int threads);
+// The run's own score of each candidate: the re-ranker's (the model the run decided on), or the unsupervised
+// score; candidate_scores averages it with the earlier runs' (CandidateSet::earlier_scores).
+Eigen::VectorXd run_scores(const CandidateSet& candidates, const AlignConfig& config);
 // final_ranking of candidates whose scores (candidate_scores) are given.
 std::vector<RankedIndex> ranking_by(const CandidateSet& candidates, const Eigen::VectorXd& scores,
                                     const AlignConfig& config);
@@ -229,13 +180,26 @@ std::vector<RankedIndex> ranking_by(const CandidateSet& candidates, const Eigen:
 // --- Checks (checks.cpp) ---
 
 // The inputs checked against the loaded vectors (sanity.h); a seed lexicon too, not an induced seed (made later).
-void check_inputs_against_vectors(const AlignConfig& config, bool fit, const TermList& source_terms,
-                                  const TermList& target_terms, const Embeddings& source, const Embeddings& target,
-                                  const PairList& seed, bool source_compounds, bool target_compounds);
+void check_inputs_against_vectors(const RunDecisions& decisions, bool fit, bool allow_reversed,
+                                  const TermList& source_terms, const TermList& target_terms,
+                                  const Embeddings& source, const Embeddings& target, const PairList& seed,
+                                  bool source_compounds, bool target_compounds);
 // What can be found wrong before any work (missing output folders, a re-ranker that cannot run).
 void check_before_work(const AlignConfig& config);
 // Each file a run writes is its own and none is one of its inputs.
 void check_outputs_distinct(const AlignConfig& config);
+
+// --- Decide (decisions.cpp) ---
+
+// What `config` decides before any work (RunDecisions): the seed's kind, the ranked rounds and the mean over the
+// runs, the models' family; the rest is decided on the way (decide_dictionary_seed, decide_dictionary_features).
+RunDecisions planned_decisions(const AlignConfig& config);
+// Without a seed lexicon, enough of the dictionaries' frequent pairs to seed the map: they are its seed.
+void decide_dictionary_seed(RunDecisions& decisions);
+// The dictionaries' share of the source terms' words: their features rank the run from `min_coverage` on.
+void decide_dictionary_features(RunDecisions& decisions, double coverage, double min_coverage);
+// The decisions as the comment block that ends a run's resolved configuration.
+std::string format_decisions(const RunDecisions& decisions);
 
 // --- Schedule (scheduler.cpp) ---
 
@@ -246,8 +210,8 @@ void check_outputs_distinct(const AlignConfig& config);
 struct SharedCorpora {
   std::shared_ptr<const CorpusStatistics> source, target;
 };
-CandidateSet scheduled_candidates(const AlignConfig& config, bool full_evidence, AlignmentSummary& stats,
-                                  const ProcessGroup& group, VectorCache* cache,
+CandidateSet scheduled_candidates(const AlignConfig& config, RunDecisions& decisions, bool full_evidence,
+                                  AlignmentSummary& stats, const ProcessGroup& group, VectorCache* cache,
                                   const RankedSeed* ranked = nullptr, SharedCorpora* corpora = nullptr);
 
 }  // namespace pipeline

@@ -109,10 +109,13 @@ Matrix Reranker::contributions(const Matrix& features_matrix, int threads) const
   return detail::logistic_contributions(*this, features_matrix);
 }
 
-Eigen::VectorXd rerank(const CandidateEvidence& evidence, const AlignConfig& config) {
+std::string reranker_origin(const CandidateEvidence& evidence, const std::string& setting, bool seedless) {
+  return detail::configured_origin(setting, detail::FeatureColumns(evidence, 1).names(), seedless);
+}
+
+Eigen::VectorXd rerank(const CandidateEvidence& evidence, const AlignConfig& config, bool seedless) {
   const int threads = config.scoring.threads;
   detail::FeatureColumns features(evidence, threads);
-  const bool seedless = is_induced_seed(config.input.seed);
   const Reranker model = detail::configured_model(config.input.reranker, features.names(), seedless);
   const std::string origin = detail::configured_origin(config.input.reranker, features.names(), seedless);
   logger().info("re-ranking {} candidates with {} ({}, {} stage{}, {} features)", evidence.size(), origin,

@@ -132,8 +132,11 @@ Reranker bundled_reranker(bool with_corpora, bool seedless = false, bool diction
 // The model input.reranker names: the bundled one for kDefaultReranker (with corpora when the table has their
 // features, seedless when the run's seed is induced), else the file. Not to be called for kNoReranker.
 Reranker configured_reranker(const std::string& setting, const FeatureTable& table, bool seedless = false);
-// The scores of config.input.reranker's model (uses_reranker(config)) for every candidate.
-Eigen::VectorXd rerank(const CandidateEvidence& evidence, const AlignConfig& config);
+// The scores of config.input.reranker's model (uses_reranker(config)) for every candidate; `seedless`: the run's
+// decision of the bundled models' family (RunDecisions::seedless_models).
+Eigen::VectorXd rerank(const CandidateEvidence& evidence, const AlignConfig& config, bool seedless);
+// What names the model that rerank applies to this evidence: its file, or the bundled model's.
+std::string reranker_origin(const CandidateEvidence& evidence, const std::string& setting, bool seedless);
 // What names the configured model in messages: its file, or the bundled model's.
 std::string reranker_origin(const std::string& setting, const FeatureTable& table, bool seedless = false);
 

@@ -17,6 +17,7 @@ class SingleProcess final : public ProcessGroup {
   void merge_best(std::vector<Candidate>&, std::size_t) const override {}
   std::vector<float> all_gather(const std::vector<float>& local) const override { return local; }
   std::vector<Candidate> gather(const std::vector<Candidate>& local) const override { return local; }
+  void broadcast(std::vector<std::uint32_t>&) const override {}
   void require_same(std::uint64_t, const std::string&) const override {}
 };
 

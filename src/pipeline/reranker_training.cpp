@@ -1,4 +1,4 @@
-#include "rerank/training.h"
+#include "pipeline/reranker_training.h"
 
 #include <spdlog/fmt/fmt.h>
 
@@ -82,17 +82,18 @@ std::vector<std::string> training_provenance(const AlignConfig& config, const Re
                   result.positives, result.gold_pairs, result.candidate_recall)};
   // The files by name and contents (their paths are the machine's), then every option not at its default.
   const InputOptions& input = config.input;
-  std::vector<std::pair<const char*, const std::string*>> files = {{"gold", &options.gold},
-                                                              {"src_vectors", &input.src_vectors},
-                                                              {"tgt_vectors", &input.tgt_vectors},
-                                                              {"seed", &input.seed},
-                                                              {"src_terms", &input.src_terms},
-                                                              {"tgt_terms", &input.tgt_terms},
-                                                              {"src_corpus", &input.src_corpus},
-                                                              {"tgt_corpus", &input.tgt_corpus},
-                                                              {"src_corpus_vectors", &input.src_corpus_vectors},
-                                                              {"tgt_corpus_vectors", &input.tgt_corpus_vectors},
-                                                              {"mapping", &config.input.saved_mapping}};
+  std::vector<std::pair<const char*, const std::string*>> files = {
+      {"gold", &options.gold},
+      {"src_vectors", &input.src_vectors},
+      {"tgt_vectors", &input.tgt_vectors},
+      {"seed", &input.seed},
+      {"src_terms", &input.src_terms},
+      {"tgt_terms", &input.tgt_terms},
+      {"src_corpus", &input.src_corpus},
+      {"tgt_corpus", &input.tgt_corpus},
+      {"src_corpus_vectors", &input.src_corpus_vectors},
+      {"tgt_corpus_vectors", &input.tgt_corpus_vectors},
+      {"mapping", &config.input.saved_mapping}};
   for (const std::string& dictionary : input.dictionary) files.emplace_back("dictionary", &dictionary);
   for (const auto& [name, path] : files) {
     if (path->empty()) continue;

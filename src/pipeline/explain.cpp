@@ -1,4 +1,4 @@
-#include "evaluation/explain.h"
+#include "pipeline/explain.h"
 
 #include <spdlog/fmt/fmt.h>
 
@@ -41,7 +41,7 @@ Explanation explain_ranking(const CandidateSet& candidates, const std::vector<Ra
   if (reranked) {
     const int threads = config.scoring.threads;
     const FeatureTable table = candidate_feature_table(evidence, threads);
-    const bool seedless = is_induced_seed(config.input.seed);
+    const bool seedless = candidates.decisions.seedless_models;
     model = configured_reranker(config.input.reranker, table, seedless);
     const std::string origin = reranker_origin(config.input.reranker, table, seedless);
     // A two-stage model: its second stage's inputs (with the first stage's columns, from every candidate).
@@ -52,7 +52,13 @@ Explanation explain_ranking(const CandidateSet& candidates, const std::vector<Ra
     contributions = model.contributions(features, threads);
   }
   Explanation explanation;
-  explanation.columns = {"score", "csls", "cosine", "r_T", "r_S", "orthographic", "orthographic_bonus"};
+  explanation.columns = {"score"};
+  const std::size_t runs = candidates.earlier_scores.empty() ? 0 : candidates.earlier_scores.size() + 1;
+  TERMALIGN_CHECK(runs == 0 || reranked, "the runs' mean is of re-ranked runs");
+  for (std::size_t run = 1; run <= runs; ++run) explanation.columns.push_back("run_score:" + std::to_string(run));
+  for (const char* column : {"csls", "cosine", "r_T", "r_S", "orthographic", "orthographic_bonus"})
+    explanation.columns.emplace_back(column);
+  const Eigen::Index run_columns = static_cast<Eigen::Index>(runs);
   const Eigen::Index base_columns = static_cast<Eigen::Index>(explanation.columns.size());
   if (reranked) {
     explanation.columns.push_back("reranker_bias");
@@ -78,7 +84,15 @@ Explanation explain_ranking(const CandidateSet& candidates, const std::vector<Ra
             : evidence.orthographic[i];
     const double weight = config.orthography.weight;
     auto row = explanation.values.row(r);
-    row.head(base_columns) << pair.score, evidence.csls[i], evidence.cosine[i],
+    row(0) = pair.score;
+    if (runs > 0) {
+      double own = contributions(r, features.cols());  // the bias, then the contributions
+      for (Eigen::Index j = 0; j < features.cols(); ++j) own += contributions(r, j);
+      for (std::size_t run = 0; run + 1 < runs; ++run)
+        row(1 + static_cast<Eigen::Index>(run)) = candidates.earlier_scores[run][i];
+      row(run_columns) = static_cast<float>(own);
+    }
+    row.segment(1 + run_columns, base_columns - 1 - run_columns) << evidence.csls[i], evidence.cosine[i],
         candidates.source_means.empty() ? NAN : candidates.source_means[pair.source],
         candidates.target_means.empty() ? NAN : candidates.target_means[pair.target], orthographic,
         reranked || weight <= 0 ? 0.0f : static_cast<float>(weight * orthographic);
