@@ -25,8 +25,9 @@ const std::map<std::string, std::string>& option_help() {
       {"seed",
        "Required (unless --mapping or --data-dir): seed lexicon, src<TAB>tgt (e.g. a MUSE dictionary), or one "
        "induced from the vectors: 'identical' (the words written alike in both vocabularies), 'transliterated' "
-       "(also those spelt alike or nearly so in Latin letters), 'auto' (the better of the two by the mean CSLS of "
-       "the frequent words' translations; the default of a --data-dir without a seed file)"},
+       "(also those spelt alike or nearly so in Latin letters), 'auto' (the task's condition, the default of a "
+       "--data-dir without a seed file: the words spelt alike, then the term lists' and the run's own best pairs, "
+       "README and docs/commands.md)"},
       {"src-terms", "Required (unless --data-dir): source term list (D1)"},
       {"tgt-terms", "Required (unless --data-dir): target term list (D2)"},
       {"most-frequent", "Frequent words loaded besides the needed ones"},

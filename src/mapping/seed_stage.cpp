@@ -385,10 +385,10 @@ SeedFit seed_stage(const AlignConfig& config, const RunDecisions& decisions, Pai
       return fit;
     }
   }
-  // What names the seed in messages: its file, or what made it.
-  const std::string seed_name = config.input.seed.empty() || decisions.seed == RunDecisions::Seed::dictionary
-                                    ? fit.seed.path
-                                    : config.input.seed;
+  // What names the seed in messages: what made it, or its file.
+  const std::string seed_name = decisions.seed == RunDecisions::Seed::induced ? config.input.seed
+                                : fit.seed.path.empty()                        ? "the seed lexicon given"
+                                                                               : fit.seed.path;
   fit.finish_fit = fit_seed_transforms(fit.seed, seed_name, config, source, target, mapping, fit.usable);
   return fit;
 }
