@@ -232,11 +232,14 @@ CompositionOptions closed_compounds_for(const std::string& name, const std::vect
 
 std::vector<std::string> split_words(const std::string& term) {
   std::vector<std::string> words;
-  std::size_t start = 0;
-  const char* space = " \t\r\n\v\f";
-  while ((start = term.find_first_not_of(space, start)) != std::string::npos) {
-    const std::size_t end = term.find_first_of(space, start);
-    words.push_back(term.substr(start, end == std::string::npos ? std::string::npos : end - start));
+  for (std::size_t start = 0; start < term.size();) {
+    if (is_ascii_space(term[start])) {
+      ++start;
+      continue;
+    }
+    std::size_t end = start + 1;
+    while (end < term.size() && !is_ascii_space(term[end])) ++end;
+    words.push_back(term.substr(start, end - start));
     start = end;
   }
   return words;

@@ -15,7 +15,7 @@
 
 namespace termalign {
 
-// Splits on white space.
+// Splits on ASCII white space (is_ascii_space).
 std::vector<std::string> split_words(const std::string& term);
 
 // The rows of the parts of `word` read as a closed compound (`dateiformat`: `datei`, `format`): a head of at
