@@ -8,7 +8,7 @@
 #include <vector>
 
 #include "module_support.h"
-#include "evaluation/ablation.h"
+#include "pipeline/ablation.h"
 #include "termalign/config.h"
 #include "termalign/error.h"
 #include "termalign/evaluation.h"

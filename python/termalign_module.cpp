@@ -18,13 +18,11 @@
 #include <type_traits>
 #include <vector>
 
-#include "module_support.h"
-#include "evaluation/ablation.h"
-#include "termalign/aligner.h"
-#include "evaluation/ablation.h"
 #include "evaluation/explain.h"
 #include "io/train_vectors.h"
 #include "mapping/mapping.h"
+#include "module_support.h"
+#include "pipeline/ablation.h"
 #include "rerank/reranker.h"
 #include "rerank/training.h"
 #include "scoring/scoring.h"

@@ -207,6 +207,25 @@ double closed_compound_share(const std::vector<std::string>& terms, const Embedd
   return words ? static_cast<double>(compounds) / static_cast<double>(words) : 0.0;
 }
 
+double known_term_share(const TermList& terms, const Embeddings& vectors, std::size_t sample,
+                        bool closed_compounds) {
+  if (terms.size() == 0) return 1.0;
+  const std::size_t count = std::min(sample, terms.size());
+  std::size_t known = 0;
+  std::vector<std::size_t> rows;
+  // A closed compound of known words counts as known where it is composed from them.
+  const auto known_or_compound = [&](const std::string& word) {
+    return known_row(vectors, word, /*any_case=*/true).has_value() ||
+           (closed_compounds && closed_compound_rows(vectors, word, /*any_case=*/true, rows));
+  };
+  const std::size_t stride = detail::spread_stride(terms.size(), count);
+  for (std::size_t i = 0; i < count; ++i) {
+    const std::vector<std::string> words = split_words(terms.terms[(i * stride) % terms.size()]);
+    known += std::all_of(words.begin(), words.end(), known_or_compound);
+  }
+  return static_cast<double>(known) / static_cast<double>(count);
+}
+
 bool splits_closed_compounds(double share, const CompositionOptions& options) {
   return options.split_closed_compounds && share > 0 && share >= options.closed_compound_share;
 }

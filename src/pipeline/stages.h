@@ -15,6 +15,7 @@
 #include "io/dictionary.h"
 #include "mapping/composition.h"
 #include "mapping/mapping.h"
+#include "pipeline/ranking.h"
 #include "scoring/scoring.h"
 #include "termalign/aligner.h"
 #include "termalign/config.h"
