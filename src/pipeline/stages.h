@@ -174,9 +174,9 @@ OtherCandidates add_other_candidates(const AlignConfig& config, bool full_eviden
                                      const Dictionary* dictionary = nullptr);
 
 // Each source term's targets that the dictionary links to it, scored by CSLS like the others: the translations of
-// the whole term that are target terms, and the kDictionaryCandidates target terms (of at most two words more)
-// in which every word of the source term has a translation, those with more translated words and a closer word
-// count first, then by CSLS. Returns how many were added.
+// the whole term that are target terms, and of the target terms with a translation of every word of the source
+// term among their words (and at most two words more than it), the kDictionaryCandidates closest to its word
+// count, then of the highest cosine. Returns how many were added.
 constexpr std::size_t kDictionaryCandidates = 3;
 
 // The share of the distinct words of the source terms that the dictionary translates (as a one-word entry).
