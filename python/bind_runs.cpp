@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "evaluation/explain.h"
 #include "module_support.h"
 #include "pipeline/explain.h"
 #include "termalign/aligner.h"
@@ -38,7 +39,10 @@ void bind_runs(py::module_& m) {
         refuse_output_files(options, "explain()");
         const AlignConfig resolved = make_config(config, options);
         follow_python_level();
-        const Explanation explanation = without_gil([&] { return explain_terms(resolved); });
+        const Explanation explanation = without_gil([&] {
+          const CandidateSet candidates = generate_candidates(resolved, false);
+          return explain_ranking(candidates, final_ranking(candidates, resolved), resolved);
+        });
         py::list rows;
         std::vector<py::str> columns;
         for (const std::string& column : explanation.columns) columns.emplace_back(column);

@@ -7,9 +7,9 @@
 #include <string>
 #include <vector>
 
-#include "evaluation/ablation.h"
 #include "io/train_vectors.h"
 #include "module_support.h"
+#include "pipeline/ablation.h"
 #include "pipeline/reranker_training.h"
 #include "rerank/reranker.h"
 #include "termalign/config.h"

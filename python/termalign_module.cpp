@@ -18,10 +18,10 @@
 #include <type_traits>
 #include <vector>
 
-#include "evaluation/ablation.h"
 #include "io/train_vectors.h"
 #include "mapping/mapping.h"
 #include "module_support.h"
+#include "pipeline/ablation.h"
 #include "pipeline/explain.h"
 #include "pipeline/reranker_training.h"
 #include "rerank/reranker.h"

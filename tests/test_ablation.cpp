@@ -11,8 +11,8 @@
 
 #include "captured_log.h"
 #include "command_output.h"
-#include "evaluation/ablation.h"
 #include "io/io.h"
+#include "pipeline/ablation.h"
 #include "shared_data.h"
 #include "skip.h"
 #include "termalign/aligner.h"

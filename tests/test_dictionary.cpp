@@ -170,6 +170,40 @@ TEST_CASE("A two-column dictionary: TAB-separated phrases or two words", "[dicti
   check_input_error([&] { termalign::read_dictionaries({one}, "en-fr"); }, {one + ":1:"});
 }
 
+TEST_CASE("A dictionary entry and a term that differ only in white space and case match", "[dictionary]") {
+  // Words separated by every kind of ASCII white space, repeated, and at the ends.
+  const std::string spaced_source = " File\t\v\fFORMAT \r  Name\n",
+                    spaced_target = "\fFormat  de\v\tnom\r de Fichier ";
+  std::string folded;
+  termalign::fold_phrase(spaced_source, folded);
+  CHECK(folded == "file format name");
+  termalign::fold_phrase("Größe\v\f DER  Datei", folded);
+  CHECK(folded == "größe der datei");
+  // Terms and dictionary phrases spaced and cased otherwise, on either side; and a decoy target.
+  termalign::TermList sources, targets;
+  sources.terms = {spaced_source, "menu"};
+  targets.terms = {"format de fichier", "menu", "Format DE nom  de\vfichier"};
+  Dictionary dictionary;
+  dictionary.add("file format name", spaced_target);
+  dictionary.add("Menu\f\v", "\tmenu");
+  dictionary.finish();
+  CHECK(dictionary.has_pair("file format name", "format de nom de fichier"));
+  CHECK(dictionary.has_pair("menu", "menu"));
+  // The candidates the dictionary adds: each source with its entry's target, not the decoy.
+  termalign::ComposedTerms X, Z;
+  X.vectors = termalign::Matrix::Identity(2, 3);
+  X.term_ids = {0, 1};
+  Z.vectors = termalign::Matrix::Identity(3, 3);
+  Z.term_ids = {0, 1, 2};
+  termalign::NeighbourhoodMeans means{Eigen::VectorXf::Zero(2), Eigen::VectorXf::Zero(3)};
+  std::vector<termalign::Candidate> candidates;
+  CHECK(termalign::pipeline::add_dictionary_candidates(dictionary, sources, targets, X, Z, means, 2, candidates) ==
+        2);
+  std::set<std::pair<std::uint32_t, std::uint32_t>> pairs;
+  for (const termalign::Candidate& candidate : candidates) pairs.emplace(candidate.source, candidate.target);
+  CHECK(pairs == std::set<std::pair<std::uint32_t, std::uint32_t>>{{0, 2}, {1, 1}});
+}
+
 TEST_CASE("A corrupt dictd database is an input error naming the file and the entry", "[dictionary]") {
   SECTION("an offset past the end") {
     const std::string base =

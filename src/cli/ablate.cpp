@@ -6,7 +6,7 @@
 #include <system_error>
 
 #include "commands.h"
-#include "evaluation/ablation.h"
+#include "pipeline/ablation.h"
 
 namespace termalign::cli {
 

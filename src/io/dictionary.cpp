@@ -78,23 +78,6 @@ std::uint32_t PhraseTable::intern(std::string_view phrase_text) {
 
 namespace {
 
-// Folded (fold_case; ASCII letters lowered here), single spaces between words, no space at the ends, into `out`.
-void normalise_phrase(std::string_view text, std::string& out) {
-  out.clear();
-  bool ascii = true;
-  for (const char c : text) {
-    const bool space = c == ' ' || c == '\t' || c == '\r' || c == '\n';
-    if (space) {
-      if (!out.empty() && out.back() != ' ') out.push_back(' ');
-    } else {
-      ascii = ascii && static_cast<unsigned char>(c) < 0x80;
-      out.push_back(c >= 'A' && c <= 'Z' ? static_cast<char>(c - 'A' + 'a') : c);
-    }
-  }
-  if (!out.empty() && out.back() == ' ') out.pop_back();
-  if (!ascii) out = fold_case(out);
-}
-
 // Offsets (CSR) and the other side's ids of `pairs` grouped by `key` of each pair.
 void group_pairs(const std::vector<std::pair<std::uint32_t, std::uint32_t>>& pairs, std::size_t keys, bool by_first,
                  std::vector<std::uint32_t>& first, std::vector<std::uint32_t>& values) {
@@ -115,7 +98,7 @@ void Dictionary::add(std::string_view source, std::string_view target) {
 
 std::uint32_t Dictionary::intern_phrase(std::string_view phrase, bool source) {
   if (!is_valid_utf8(phrase)) return PhraseTable::npos;
-  normalise_phrase(phrase, buffer_);
+  fold_phrase(phrase, buffer_);
   if (buffer_.empty()) return PhraseTable::npos;
   return (source ? sources_ : targets_).intern(buffer_);
 }

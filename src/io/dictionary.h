@@ -36,8 +36,8 @@ class PhraseTable {
   std::vector<std::uint64_t> slots_;  // a power of two long: 0 empty, else the upper half of the hash and id + 1
 };
 
-// The pairs (source phrase, target phrase) of one or more dictionaries, in the run's direction. Phrases are
-// folded (fold_case) with single spaces between words. Look-ups need finish() first.
+// The pairs (source phrase, target phrase) of one or more dictionaries, in the run's direction. Phrases are in
+// the form fold_phrase gives (io.h), as the terms they are matched with. Look-ups need finish() first.
 class Dictionary {
  public:
   // Adds a pair as written (folded and spaced here); empty sides, and sides that are not UTF-8, are dropped.

@@ -146,13 +146,27 @@ std::string to_lower(std::string_view text) {
   return lowered;
 }
 
+void fold_phrase(std::string_view text, std::string& out) {
+  out.clear();
+  bool ascii = true;
+  for (const char c : text) {
+    if (is_ascii_space(c)) {
+      if (!out.empty() && out.back() != ' ') out.push_back(' ');
+    } else {
+      ascii = ascii && static_cast<unsigned char>(c) < 0x80;
+      out.push_back(c >= 'A' && c <= 'Z' ? static_cast<char>(c - 'A' + 'a') : c);
+    }
+  }
+  if (!out.empty() && out.back() == ' ') out.pop_back();
+  if (!ascii) out = fold_case(out);  // ASCII letters are lowered above, as to_lower lowers them
+}
+
 std::string_view trim(std::string_view text) {
   // A loop, not find_first_not_of: that searches the set of spaces once per byte (a call each), which showed in
   // the reading of large dictionaries.
-  const auto space = [](char c) { return c == ' ' || c == '\t' || c == '\r' || c == '\n' || c == '\v' || c == '\f'; };
   std::size_t first = 0, last = text.size();
-  while (first < last && space(text[first])) ++first;
-  while (last > first && space(text[last - 1])) --last;
+  while (first < last && is_ascii_space(text[first])) ++first;
+  while (last > first && is_ascii_space(text[last - 1])) --last;
   return text.substr(first, last - first);
 }
 

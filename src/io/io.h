@@ -33,7 +33,15 @@ std::string fold_case(std::string_view text);
 // fold_case of a text that to_lower has already lower-cased (no second pass over it).
 std::string fold_lowered(std::string lowered);
 
-// Strips ASCII white space (space, tab, CR, LF, VT, FF) at both ends.
+// ASCII white space: space, tab, CR, LF, VT, FF. It separates a term's words (split_words) and trim strips it.
+inline bool is_ascii_space(char c) {
+  return c == ' ' || c == '\t' || c == '\r' || c == '\n' || c == '\v' || c == '\f';
+}
+// The form under which a dictionary's phrases and the terms are matched: fold_case, the words (separated by
+// ASCII white space) joined by single spaces, none at the ends. Into `out` (its storage reused).
+void fold_phrase(std::string_view text, std::string& out);
+
+// Strips ASCII white space (is_ascii_space) at both ends.
 std::string_view trim(std::string_view text);
 
 // Reads a whole file; a missing or unreadable file is an input error naming it.

@@ -6,10 +6,8 @@
 #include <unordered_set>
 
 #include "io/io.h"
-#include "mapping/composition.h"
 #include "termalign/error.h"
 #include "termalign/logging.h"
-#include "util/spread_sample.h"
 
 namespace termalign {
 
@@ -130,58 +128,6 @@ void warn_if_low_seed_coverage(const std::string& seed_path, std::size_t usable,
       "causes: the seed lexicon is of other languages or its columns are swapped, or the vectors are of other "
       "languages or trimmed to other words.",
       seed_path, usable, pairs, percent(usable, pairs), source_vectors, target_vectors);
-}
-
-double known_term_share(const TermList& terms, const Embeddings& vectors, std::size_t sample,
-                        bool closed_compounds) {
-  if (terms.size() == 0) return 1.0;
-  const std::size_t count = std::min(sample, terms.size());
-  std::size_t known = 0;
-  std::vector<std::size_t> rows;
-  // A closed compound of known words counts as known where it is composed from them.
-  const auto known_or_compound = [&](const std::string& word) {
-    return known_word(vectors, word) ||
-           (closed_compounds && closed_compound_rows(vectors, word, /*any_case=*/true, rows));
-  };
-  const std::size_t stride = detail::spread_stride(terms.size(), count);
-  for (std::size_t i = 0; i < count; ++i) {
-    const std::vector<std::string> words = split_words(terms.terms[(i * stride) % terms.size()]);
-    known += std::all_of(words.begin(), words.end(), known_or_compound);
-  }
-  return static_cast<double>(known) / static_cast<double>(count);
-}
-
-void check_terms_against_vectors(const TermList& source_terms, const TermList& target_terms,
-                                 const Embeddings& source, const Embeddings& target, bool source_compounds,
-                                 bool target_compounds) {
-  struct Side {
-    const char* name;
-    const TermList& terms;
-    const Embeddings& own;
-    const Embeddings& other;
-    bool compounds;
-  };
-  for (const Side& side : {Side{"source", source_terms, source, target, source_compounds},
-                           Side{"target", target_terms, target, source, target_compounds}}) {
-    const double own = known_term_share(side.terms, side.own, kKnownShareSample, side.compounds);
-    if (own >= 0.5) continue;
-    const double other = known_term_share(side.terms, side.other, kKnownShareSample, side.compounds);
-    // Swapped lists: the other vectors know most of the terms, and clearly more of them.
-    const bool swapped = other >= 0.5 && other > 2 * own;
-    const std::string cause =
-        swapped ? fmt::format(
-                      "their words are more often words of the other language's vectors {} ({:.0f} %): "
-                      "are --src-terms and --tgt-terms swapped?",
-                      side.other.path, 100 * other)
-        : side.own.has_subwords()
-            ? fmt::format(
-                  "the others get vectors from their character n-grams ({} is a .bin model), weaker ones: "
-                  "are these vectors of the term list's language (and of its case)?",
-                  side.own.path)
-            : fmt::format("are the vectors {} of the term list's language (and of its case)?", side.own.path);
-    logger().warn("{}: only {:.0f} % of the {} terms are made of words of the vectors {}; {}", side.terms.path,
-                  100 * own, side.name, side.own.path, cause);
-  }
 }
 
 bool check_terms_in_corpora(const TermList& source_terms, std::size_t source_found,

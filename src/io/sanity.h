@@ -44,20 +44,6 @@ constexpr double kLowSeedCoverage = 0.2;
 void warn_if_low_seed_coverage(const std::string& seed_path, std::size_t usable, std::size_t pairs,
                                const std::string& source_vectors, const std::string& target_vectors);
 
-// Share of a list's terms whose every word is a word of `vectors` (as written or lower-cased), over at most
-// `sample` distinct terms spread over the list so that no period of it lines up with them. Subword vectors do not
-// count (they compose any string); with `closed_compounds`, as for a list whose closed compounds are split, a
-// closed compound of known words counts.
-constexpr std::size_t kKnownShareSample = 2000;  // terms read by known_term_share, spread over the list
-double known_term_share(const TermList& terms, const Embeddings& vectors, std::size_t sample = kKnownShareSample,
-                        bool closed_compounds = false);
-// Warns when under half of a term list's terms are made of the vectors' words, naming the likely cause: the lists
-// swapped (their words are more often the other language's) or vectors of another language.
-// `*_compounds`: whether closed compounds of known words count as known in that list (those it splits).
-void check_terms_against_vectors(const TermList& source_terms, const TermList& target_terms,
-                                 const Embeddings& source, const Embeddings& target, bool source_compounds = false,
-                                 bool target_compounds = false);
-
 // Below this share of a list's terms found in its corpus, a warning names the likely cause (a BUCC corpus holds
 // every term of its list).
 constexpr double kLowCorpusCoverage = 0.5;

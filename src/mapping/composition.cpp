@@ -207,6 +207,25 @@ double closed_compound_share(const std::vector<std::string>& terms, const Embedd
   return words ? static_cast<double>(compounds) / static_cast<double>(words) : 0.0;
 }
 
+double known_term_share(const TermList& terms, const Embeddings& vectors, std::size_t sample,
+                        bool closed_compounds) {
+  if (terms.size() == 0) return 1.0;
+  const std::size_t count = std::min(sample, terms.size());
+  std::size_t known = 0;
+  std::vector<std::size_t> rows;
+  // A closed compound of known words counts as known where it is composed from them.
+  const auto known_or_compound = [&](const std::string& word) {
+    return known_row(vectors, word, /*any_case=*/true).has_value() ||
+           (closed_compounds && closed_compound_rows(vectors, word, /*any_case=*/true, rows));
+  };
+  const std::size_t stride = detail::spread_stride(terms.size(), count);
+  for (std::size_t i = 0; i < count; ++i) {
+    const std::vector<std::string> words = split_words(terms.terms[(i * stride) % terms.size()]);
+    known += std::all_of(words.begin(), words.end(), known_or_compound);
+  }
+  return static_cast<double>(known) / static_cast<double>(count);
+}
+
 bool splits_closed_compounds(double share, const CompositionOptions& options) {
   return options.split_closed_compounds && share > 0 && share >= options.closed_compound_share;
 }
@@ -232,11 +251,14 @@ CompositionOptions closed_compounds_for(const std::string& name, const std::vect
 
 std::vector<std::string> split_words(const std::string& term) {
   std::vector<std::string> words;
-  std::size_t start = 0;
-  const char* space = " \t\r\n\v\f";
-  while ((start = term.find_first_not_of(space, start)) != std::string::npos) {
-    const std::size_t end = term.find_first_of(space, start);
-    words.push_back(term.substr(start, end == std::string::npos ? std::string::npos : end - start));
+  for (std::size_t start = 0; start < term.size();) {
+    if (is_ascii_space(term[start])) {
+      ++start;
+      continue;
+    }
+    std::size_t end = start + 1;
+    while (end < term.size() && !is_ascii_space(term[end])) ++end;
+    words.push_back(term.substr(start, end - start));
     start = end;
   }
   return words;

@@ -15,7 +15,7 @@
 
 namespace termalign {
 
-// Splits on white space.
+// Splits on ASCII white space (is_ascii_space).
 std::vector<std::string> split_words(const std::string& term);
 
 // The rows of the parts of `word` read as a closed compound (`dateiformat`: `datei`, `format`): a head of at
@@ -31,6 +31,13 @@ bool closed_compound_rows(const Embeddings& vectors, const std::string& word, bo
 // The share of the white-space separated words of `terms` that `vectors` know only as closed compounds (over at
 // most 10,000 distinct terms spread over the list, by a stride that no period of the list lines up with).
 double closed_compound_share(const std::vector<std::string>& terms, const Embeddings& vectors, bool any_case);
+// Share of a list's terms whose every word is a word of `vectors` (as written or lower-cased), over at most
+// `sample` distinct terms spread over the list so that no period of it lines up with them. Subword vectors do not
+// count (they compose any string); with `closed_compounds`, as for a list whose closed compounds are split, a
+// closed compound of known words counts.
+constexpr std::size_t kKnownShareSample = 2000;  // terms read by known_term_share, spread over the list
+double known_term_share(const TermList& terms, const Embeddings& vectors, std::size_t sample = kKnownShareSample,
+                        bool closed_compounds = false);
 // Whether a list of which `share` of the words are closed compounds splits them: split_closed_compounds, and at
 // least closed_compound_share (and some) of its words such compounds.
 bool splits_closed_compounds(double share, const CompositionOptions& options);

@@ -164,14 +164,10 @@ void add_orthographic_candidates(const ComposedTerms& X, const ComposedTerms& Z,
   logger().info("{} orthographic candidates added", added);
 }
 
-// Each term of `list` folded (fold_case) with single spaces, as the dictionary's phrases are.
+// Each term of `list` in the form the dictionary's phrases are in (fold_phrase).
 std::vector<std::string> folded_terms(const TermList& list, int threads) {
   std::vector<std::string> folded(list.size());
-  parallel_for(list.size(), threads, [&](std::size_t i) {
-    std::string spaced;
-    for (const std::string& word : split_words(fold_case(list.terms[i]))) spaced += (spaced.empty() ? "" : " ") + word;
-    folded[i] = std::move(spaced);
-  });
+  parallel_for(list.size(), threads, [&](std::size_t i) { fold_phrase(list.terms[i], folded[i]); });
   return folded;
 }
 

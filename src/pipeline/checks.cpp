@@ -1,7 +1,10 @@
 // Checks of a run's inputs and outputs, before any work and against the loaded vectors.
+#include <spdlog/fmt/fmt.h>
+
 #include <filesystem>
 
 #include "io/sanity.h"
+#include "mapping/composition.h"
 #include "pipeline/stages.h"
 #include "rerank/reranker.h"
 #include "termalign/error.h"
@@ -9,9 +12,49 @@
 
 namespace termalign::pipeline {
 
-// The inputs checked against the loaded vectors (sanity.h); an induced seed is made later, from the normalised
-// vectors (induced_seed). `*_compounds`: whether each list's closed compounds are split (closed_compounds_for),
-// so count as known words.
+namespace {
+
+// Warns when under half of a term list's terms are made of the vectors' words, naming the likely cause: the lists
+// swapped (their words are more often the other language's) or vectors of another language.
+// `*_compounds`: whether closed compounds of known words count as known in that list (those it splits).
+void check_terms_against_vectors(const TermList& source_terms, const TermList& target_terms,
+                                 const Embeddings& source, const Embeddings& target, bool source_compounds,
+                                 bool target_compounds) {
+  struct Side {
+    const char* name;
+    const TermList& terms;
+    const Embeddings& own;
+    const Embeddings& other;
+    bool compounds;
+  };
+  for (const Side& side : {Side{"source", source_terms, source, target, source_compounds},
+                           Side{"target", target_terms, target, source, target_compounds}}) {
+    const double own = known_term_share(side.terms, side.own, kKnownShareSample, side.compounds);
+    if (own >= 0.5) continue;
+    const double other = known_term_share(side.terms, side.other, kKnownShareSample, side.compounds);
+    // Swapped lists: the other vectors know most of the terms, and clearly more of them.
+    const bool swapped = other >= 0.5 && other > 2 * own;
+    const std::string cause =
+        swapped ? fmt::format(
+                      "their words are more often words of the other language's vectors {} ({:.0f} %): "
+                      "are --src-terms and --tgt-terms swapped?",
+                      side.other.path, 100 * other)
+        : side.own.has_subwords()
+            ? fmt::format(
+                  "the others get vectors from their character n-grams ({} is a .bin model), weaker ones: "
+                  "are these vectors of the term list's language (and of its case)?",
+                  side.own.path)
+            : fmt::format("are the vectors {} of the term list's language (and of its case)?", side.own.path);
+    logger().warn("{}: only {:.0f} % of the {} terms are made of words of the vectors {}; {}", side.terms.path,
+                  100 * own, side.name, side.own.path, cause);
+  }
+}
+
+}  // namespace
+
+// The inputs checked against the loaded vectors (sanity.h, and the term lists above); an induced seed is made
+// later, from the normalised vectors (seed_stage). `*_compounds`: whether each list's closed compounds are split
+// (closed_compounds_for), so count as known words.
 void check_inputs_against_vectors(const RunDecisions& decisions, bool fit, bool allow_reversed,
                                   const TermList& source_terms, const TermList& target_terms,
                                   const Embeddings& source, const Embeddings& target, const PairList& seed,

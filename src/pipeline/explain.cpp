@@ -107,11 +107,6 @@ Explanation explain_ranking(const CandidateSet& candidates, const std::vector<Ra
   return explanation;
 }
 
-Explanation explain_terms(const AlignConfig& config) {
-  const CandidateSet candidates = generate_candidates(config, false);
-  return explain_ranking(candidates, final_ranking(candidates, config), config);
-}
-
 std::string format_explanation(const Explanation& explanation) {
   fmt::memory_buffer out;
   const auto put = [&out](const auto&... parts) { fmt::format_to(std::back_inserter(out), parts...); };

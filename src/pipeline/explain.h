@@ -4,8 +4,8 @@
 #include <string>
 #include <vector>
 
-#include "termalign/aligner.h"
 #include "termalign/config.h"
+#include "termalign/types.h"
 
 namespace termalign {
 
@@ -27,9 +27,6 @@ struct Explanation {
 // The explanation of `ranked` (the final list of `candidates`, as final_ranking gives it) under `config`.
 Explanation explain_ranking(const CandidateSet& candidates, const std::vector<RankedIndex>& ranked,
                             const AlignConfig& config);
-
-// align_terms' list, pair for pair, with the parts of each score.
-Explanation explain_terms(const AlignConfig& config);
 
 // TSV with a header (rank, source, target, then the columns), one line per pair, best first; each value the
 // shortest text that reads back to it as a float, "nan" for none. What `termalign align --explain` writes.

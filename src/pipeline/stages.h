@@ -16,6 +16,7 @@
 #include "mapping/composition.h"
 #include "mapping/mapping.h"
 #include "mapping/seed_stage.h"
+#include "pipeline/ranking.h"
 #include "scoring/scoring.h"
 #include "termalign/aligner.h"
 #include "termalign/config.h"

@@ -99,4 +99,34 @@ CslsSelection csls_select(const Matrix& X, const Matrix& Z, int k, const Selecti
                           const TileOptions& tiles, std::size_t pool = 0,
                           const ProcessGroup& group = single_process(), std::size_t reverse_m = 0);
 
+// --- Memory (memory.cpp) ---
+
+// What scoring n1 source terms against n2 target terms of dimension d will allocate, in bytes.
+struct ScoringMemory {
+  std::size_t term_matrices =
+      0;                         // X (n1 x d) and Z (n2 x d), plus the frequent words of vocabulary neighbourhoods
+  std::size_t tile_buffers = 0;  // per thread: one tile of similarities and the padded rows of both sides
+  std::size_t top_lists = 0;     // per-row lists, per-thread column lists and their merge, for both passes
+  std::size_t candidates = 0;    // the kept candidate pairs
+  std::size_t total() const { return term_matrices + tile_buffers + top_lists + candidates; }
+};
+
+struct ScoringShape {
+  std::size_t source_terms = 0, target_terms = 0, dim = 0;
+  std::size_t target_lists = 0;  // sources each target's list keeps (the full evidence's top_m; 0: no lists)
+};
+
+// The estimate for the configured scoring (k, neighbourhood, top_m, mutual_m, cap) with these tiles;
+// `tiles.threads` is resolved as parallel_for does (0 = all cores).
+ScoringMemory estimate_scoring_memory(const ScoringShape& shape, const AlignConfig& config,
+                                      const TileOptions& tiles);
+
+// Before scoring X (n1 x d) against Z (n2 x d): when the estimate exceeds memory_limit(), halves the tile
+// sizes (logging it) until it fits; when even the smallest tiles do not fit, a resources error (exit 5) says what
+// the run needs and what to change.
+// `target_lists`: as ScoringShape's. `held_bytes`: what the run holds besides (word vectors kept for the scoring),
+// taken from a limit the program set (util/resources.h): one budget for the loading and the scoring.
+void guard_scoring_memory(const Matrix& X, const Matrix& Z, const AlignConfig& config, TileOptions& tiles,
+                          std::size_t target_lists = 0, std::size_t held_bytes = 0);
+
 }  // namespace termalign

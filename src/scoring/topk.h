@@ -22,10 +22,7 @@ namespace termalign::detail {
 // TopValues).
 inline float score_of(const Candidate& candidate) { return candidate.score; }
 
-// Float order for merging top values across processes (distributed.cpp).
-struct Greater {
-  bool operator()(float a, float b) const { return a > b; }
-};
+// ranks_before as a function object (the heaps' and the sorts' order).
 struct RanksBefore {
   bool operator()(const Candidate& a, const Candidate& b) const { return ranks_before(a, b); }
 };

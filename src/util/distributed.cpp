@@ -2,8 +2,8 @@
 
 #include <algorithm>
 #include <cstring>
+#include <functional>
 
-#include "scoring/topk.h"
 #include "termalign/error.h"
 
 namespace termalign {
@@ -50,11 +50,11 @@ std::pair<std::size_t, std::size_t> row_share(std::size_t n, int rank, int size)
 }
 
 void merge_best_into(float* into, const float* other, std::size_t slots, std::size_t capacity) {
-  merge_slots(into, other, slots, capacity, detail::Greater());
+  merge_slots(into, other, slots, capacity, std::greater<float>());
 }
 
 void merge_best_into(Candidate* into, const Candidate* other, std::size_t slots, std::size_t capacity) {
-  merge_slots(into, other, slots, capacity, detail::RanksBefore());
+  merge_slots(into, other, slots, capacity, ranks_before);
 }
 
 std::uint64_t fingerprint_bytes(const void* data, std::size_t bytes, std::uint64_t seed) {

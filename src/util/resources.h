@@ -1,52 +1,26 @@
-// Guards against running out of memory or leaving debris behind: the scoring memory estimate and its guard, and
-// the SIGINT / SIGTERM handling that removes temporary output files.
+// Guards against running out of memory or leaving debris behind: the memory limit, the loading's guard (the
+// scoring's is in scoring/scoring.h), and the SIGINT / SIGTERM handling that removes temporary output files.
 #pragma once
 
 #include <cstddef>
 #include <optional>
 #include <string>
 
-#include "scoring/scoring.h"
 #include "termalign/config.h"
 #include "termalign/embeddings.h"
 
 namespace termalign {
-
-// What scoring n1 source terms against n2 target terms of dimension d will allocate, in bytes.
-struct ScoringMemory {
-  std::size_t term_matrices =
-      0;                         // X (n1 x d) and Z (n2 x d), plus the frequent words of vocabulary neighbourhoods
-  std::size_t tile_buffers = 0;  // per thread: one tile of similarities and the padded rows of both sides
-  std::size_t top_lists = 0;     // per-row lists, per-thread column lists and their merge, for both passes
-  std::size_t candidates = 0;    // the kept candidate pairs
-  std::size_t total() const { return term_matrices + tile_buffers + top_lists + candidates; }
-};
-
-struct ScoringShape {
-  std::size_t source_terms = 0, target_terms = 0, dim = 0;
-  std::size_t target_lists = 0;  // sources each target's list keeps (the full evidence's top_m; 0: no lists)
-};
-
-// The estimate for the configured scoring (k, neighbourhood, top_m, mutual_m, cap) with these tiles;
-// `tiles.threads` is resolved as parallel_for does (0 = all cores).
-ScoringMemory estimate_scoring_memory(const ScoringShape& shape, const AlignConfig& config,
-                                      const TileOptions& tiles);
 
 // The memory the loaded vectors and the scoring may use, in bytes: the limit a program set (set_memory_limit; the
 // CLI sets TERMALIGN_MAX_MEMORY_MB's), otherwise MemAvailable of /proc/meminfo; nullopt when neither is known.
 std::optional<std::size_t> memory_limit();
 // Sets the limit (nullopt: MemAvailable again). The library reads no environment variable.
 void set_memory_limit(std::optional<std::size_t> bytes);
+// Whether the limit is the program's (a budget the loading and the scoring share) rather than MemAvailable, which
+// already leaves out what the run holds.
+bool fixed_memory_limit();
 // A number of MiB as typed ("512", "0.5") in bytes; a usage error naming TERMALIGN_MAX_MEMORY_MB unless positive.
 std::size_t parse_memory_limit_mb(const std::string& text);
-
-// Before scoring X (n1 x d) against Z (n2 x d): when the estimate exceeds memory_limit(), halves the tile
-// sizes (logging it) until it fits; when even the smallest tiles do not fit, a resources error (exit 5) says what
-// the run needs and what to change.
-// `target_lists`: as ScoringShape's. `held_bytes`: what the run holds besides (word vectors kept for the scoring),
-// taken from a limit the program set: one budget for the loading and the scoring.
-void guard_scoring_memory(const Matrix& X, const Matrix& Z, const AlignConfig& config, TileOptions& tiles,
-                          std::size_t target_lists = 0, std::size_t held_bytes = 0);
 
 // Before a loader allocates the `words` x `dim` floats it keeps of `path` (`charged`: the bytes this load was
 // already charged, updated; a load that grows calls it again): a resources error (exit 5) naming the file when

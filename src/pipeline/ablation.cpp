@@ -1,4 +1,4 @@
-#include "evaluation/ablation.h"
+#include "pipeline/ablation.h"
 
 #include <spdlog/fmt/fmt.h>
 #include <toml++/toml.h>
