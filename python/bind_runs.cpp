@@ -6,7 +6,6 @@
 #include <string>
 #include <vector>
 
-#include "evaluation/explain.h"
 #include "module_support.h"
 #include "pipeline/explain.h"
 #include "termalign/aligner.h"

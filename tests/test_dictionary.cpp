@@ -197,8 +197,8 @@ TEST_CASE("A dictionary entry and a term that differ only in white space and cas
   Z.term_ids = {0, 1, 2};
   termalign::NeighbourhoodMeans means{Eigen::VectorXf::Zero(2), Eigen::VectorXf::Zero(3)};
   std::vector<termalign::Candidate> candidates;
-  CHECK(termalign::pipeline::add_dictionary_candidates(dictionary, sources, targets, X, Z, means, 2, candidates) ==
-        2);
+  CHECK(termalign::pipeline::add_dictionary_candidates(dictionary, sources, targets, X, Z, means, 3, 2,
+                                                       candidates) == 2);
   std::set<std::pair<std::uint32_t, std::uint32_t>> pairs;
   for (const termalign::Candidate& candidate : candidates) pairs.emplace(candidate.source, candidate.target);
   CHECK(pairs == std::set<std::pair<std::uint32_t, std::uint32_t>>{{0, 2}, {1, 1}});

@@ -175,24 +175,41 @@ TEST_CASE("Every way of running gives align()'s list: the steps, --explain and t
   }
 }
 
-TEST_CASE("A dictionary run's models are those its seed calls for", "[align][dictionary]") {
-  // The sample's seed lexicon as a dictionary, without a seed lexicon: its pairs seed the map, so the evidence
-  // reads a lexicon, as the models trained with a seed lexicon saw it: not the seedless ones, whatever the share
-  // of the words the dictionary translates.
-  AlignConfig config = termalign_tests::sample_inputs();
-  config.scoring.threads = 2;
-  config.input.seed = kAutoSeed;
-  config.input.dictionary = {kWaysRoot + "/data/sample/seed-en-fr.txt"};
-  config.input.dictionary_min_coverage = 1.0;  // its features left out
-  Aligner aligner(config);
-  CapturedLog log;
-  const CandidateSet candidates = aligner.candidates();
-  CHECK(candidates.decisions.seed == RunDecisions::Seed::dictionary);
-  CHECK_FALSE(candidates.decisions.dictionary_features);
-  CHECK_FALSE(candidates.decisions.seedless_models);
-  CHECK(candidates.decisions.reranker == "bundled models/reranker-enfr.txt");
-  aligner.rank(candidates);
-  CHECK(log.lines_with("info", "seedless").empty());
+TEST_CASE("A dictionary's seed: its models and seed evidence as its features decide, one decision for all stages",
+          "[align][dictionary]") {
+  // The sample's seed lexicon as a dictionary, without a seed lexicon: its frequent pairs seed the map, and the
+  // seed evidence reads them. With its features (it translates 49 % of the source terms' words) the dictionary
+  // models rank the run; left out (a coverage asked of 100 %), the seedless ones. align() and the steps decide
+  // alike.
+  for (const double min_coverage : {0.25, 1.0}) {
+    AlignConfig config = termalign_tests::sample_inputs();
+    config.scoring.threads = 2;
+    config.input.seed = kAutoSeed;
+    config.input.dictionary = {kWaysRoot + "/data/sample/seed-en-fr.txt"};
+    config.input.dictionary_min_coverage = min_coverage;
+    const bool features = min_coverage < 0.5;
+    INFO("dictionary_min_coverage " << min_coverage);
+    CapturedLog log;
+    const CandidateSet candidates = Aligner(config).candidates();
+    CHECK(candidates.decisions.seed == RunDecisions::Seed::dictionary);
+    CHECK(candidates.decisions.dictionary_coverage == Approx(0.49).margin(0.01));
+    CHECK(candidates.decisions.dictionary_features == features);
+    CHECK(candidates.decisions.seedless_models == !features);
+    CHECK(candidates.decisions.reranker ==
+          (features ? "bundled models/reranker-enfr-dict.txt" : "bundled models/reranker-enfr-seedless.txt"));
+    CHECK(log.lines_with("info", "the seed evidence reads").empty());  // not the mapping's own lexicon
+    Aligner steps(config);
+    std::size_t runs = 0;
+    const std::vector<RankedPair> stepped = ways_step_by_step(steps, runs);
+    const std::vector<RankedPair> aligned = align_terms(config);
+    REQUIRE(stepped.size() == aligned.size());
+    for (std::size_t i = 0; i < aligned.size(); ++i) {
+      INFO("pair " << i);
+      REQUIRE(stepped[i].source == aligned[i].source);
+      REQUIRE(stepped[i].target == aligned[i].target);
+      REQUIRE(stepped[i].score == aligned[i].score);
+    }
+  }
 }
 
 TEST_CASE("The mean over the runs: a run that lacked a candidate counts its lowest score for the source term",

@@ -139,12 +139,15 @@ struct RunDecisions {
   Seed seed = Seed::lexicon;
   std::size_t ranked_rounds = 0;  // runs after the first, each seeded by the last run's ranked list
   bool fusion = false;            // the final list ranks each candidate by its mean score over the runs
-  // With dictionaries: the share of the source terms' distinct words they translate, and whether their features
-  // rank the run (dictionary_min_coverage); their candidates are added either way.
+  // With dictionaries: the share of the source terms' distinct words they translate (-1: not measured yet), and
+  // whether their features rank the run (dictionary_min_coverage); their candidates are added either way.
   bool dictionary = false;
-  double dictionary_coverage = 0;
+  double dictionary_coverage = -1;
   bool dictionary_features = false;
-  // The models trained on runs whose seed was induced (the seed evidence then reads the mapping's own lexicon).
+  // The models trained without a seed lexicon (seedless) rank a run whose seed is induced (its seed evidence then
+  // reads the mapping's own lexicon, induced_lexicon) or a dictionary's without the dictionaries' features (the
+  // evidence reads its pairs: measured best, pipeline/stages.h reads_own_lexicon). With the dictionaries'
+  // features, their models, trained with a seed lexicon and a dictionary.
   bool seedless_models = false;
   std::string reranker;  // the model that ranks the run (its file or the bundled model's name); empty: none
 };

@@ -182,6 +182,12 @@ const Mapping& Aligner::fit_mapping(const PairList* seed) {
   } else if (decisions_.seed == RunDecisions::Seed::lexicon) {
     given = configured_seed(config_);
   }
+  // As align() does: the dictionaries' share of config()'s source terms' words decides whether their features
+  // rank the run, and so what the seed evidence reads.
+  if (!config_.input.dictionary.empty() && uses_reranker(config_) && !config_.input.src_terms.empty())
+    pipeline::decide_dictionary_features(
+        decisions_, pipeline::dictionary_coverage(dictionary(), read_term_list(config_.input.src_terms)),
+        config_.input.dictionary_min_coverage);
   normalised_source_ = source_;
   normalised_target_ = target_;
   Mapping mapping = pipeline::normalise_pair(config_, normalised_source_, normalised_target_);
@@ -210,7 +216,7 @@ const Mapping& Aligner::fit_mapping(const PairList* seed) {
   if (fit.finish_fit) fit.finish_fit();
   mapping_ = std::move(mapping);
   // As align() does: an induced seed's evidence reads the mapping's own lexicon.
-  seed_ = decisions_.seed == RunDecisions::Seed::induced && uses_reranker(config_)
+  seed_ = pipeline::reads_own_lexicon(decisions_) && uses_reranker(config_)
               ? induced_lexicon(config_, std::move(fit.seed), normalised_source_, normalised_target_, mapping_)
               : std::move(fit.seed);
   has_mapping_ = true;

@@ -410,8 +410,10 @@ void collect_evidence(const AlignConfig& config, bool full_evidence, ComposedTer
   if (other.orthographic) add_term_evidence(other.source_spellings, other.target_spellings, threads, evidence);
   const Dictionary* dictionary = words.dictionary;
   if (full_evidence && dictionary) {
-    const double coverage = dictionary_coverage(*dictionary, result.source_terms);
-    decide_dictionary_features(result.decisions, coverage, config.input.dictionary_min_coverage);
+    if (result.decisions.dictionary_coverage < 0)  // not measured as the lists were read
+      decide_dictionary_features(result.decisions, dictionary_coverage(*dictionary, result.source_terms),
+                                 config.input.dictionary_min_coverage);
+    const double coverage = result.decisions.dictionary_coverage;
     if (!result.decisions.dictionary_features) {
       logger().info(
           "the dictionaries translate {:.0f} % of the source terms' words, under {:.0f} % "

@@ -45,20 +45,23 @@ RunDecisions planned_decisions(const AlignConfig& config) {
 
 void decide_dictionary_seed(RunDecisions& decisions) {
   decisions.seed = RunDecisions::Seed::dictionary;
-  decisions.seedless_models = false;  // the seed evidence reads the dictionary's pairs, as it reads a lexicon
+  decisions.seedless_models = !decisions.dictionary_features;
 }
 
 void decide_dictionary_features(RunDecisions& decisions, double coverage, double min_coverage) {
   decisions.dictionary_coverage = coverage;
   decisions.dictionary_features = coverage >= min_coverage;
-  if (decisions.dictionary_features && decisions.seedless_models) {
-    // No dictionary model is trained on induced seeds: the dictionary's models rank the run.
-    logger().info(
-        "the dictionaries' features rank the run: the models trained with a dictionary apply, not the "
-        "seedless ones");
+  if (decisions.dictionary_features) {
+    // No dictionary model is trained without a seed lexicon: the dictionary's models rank the run.
+    if (decisions.seedless_models)
+      logger().info(
+          "the dictionaries' features rank the run: the models trained with a dictionary (and a seed "
+          "lexicon) apply, not the seedless ones");
     decisions.seedless_models = false;
   }
 }
+
+bool reads_own_lexicon(const RunDecisions& decisions) { return decisions.seed == RunDecisions::Seed::induced; }
 
 std::string format_decisions(const RunDecisions& decisions) {
   std::ostringstream text;
@@ -66,7 +69,7 @@ std::string format_decisions(const RunDecisions& decisions) {
        << "# seed = \"" << to_string(decisions.seed) << "\"\n"
        << "# ranked_rounds = " << decisions.ranked_rounds << "\n"
        << "# mean_over_runs = " << (decisions.fusion ? "true" : "false") << "\n";
-  if (decisions.dictionary) {
+  if (decisions.dictionary && decisions.dictionary_coverage >= 0) {
     text << "# dictionary_coverage = " << decisions.dictionary_coverage << "\n"
          << "# dictionary_features = " << (decisions.dictionary_features ? "true" : "false") << "\n";
   }

@@ -77,8 +77,9 @@ class Scheduler {
                                                stats_.seed_pairs, stats_.seed_pairs_usable, decisions_}));
   }
 
-  // The term lists and the seed lexicon (a malformed TERMALIGN_TILE_KERNEL choice first, then the lists' errors,
-  // then the seed's).
+  // The term lists, the seed lexicon and the dictionaries (a malformed TERMALIGN_TILE_KERNEL choice first, then
+  // the lists' errors, the seed's, the dictionaries'). The dictionaries are read beside the target list, one after
+  // the other (read_dictionaries' own threads are nested in run_both's).
   void read_inputs() {
     std::exception_ptr seed_error;    // reported after the term lists' errors
     std::exception_ptr kernel_error;  // a usage error, before the lists' errors
@@ -127,6 +128,10 @@ class Scheduler {
     if (dictionary_error) std::rethrow_exception(dictionary_error);
     stats_.source_terms = result_.source_terms.size();
     stats_.target_terms = result_.target_terms.size();
+    // Whether the dictionaries' features rank the run decides what the seed evidence reads, before the mapping.
+    if (dictionary_ && full_evidence_ && decisions_.dictionary_coverage < 0)
+      decide_dictionary_features(decisions_, dictionary_coverage(*dictionary_, result_.source_terms),
+                                 config_.input.dictionary_min_coverage);
   }
 
   // Each side's vectors: the words its terms and seed words may look up, and the frequent ones; then the inputs
@@ -193,6 +198,7 @@ class Scheduler {
                                                                                            : config_.input.seed;
   }
   bool induced() const { return decisions_.seed == RunDecisions::Seed::induced; }
+  bool own_lexicon() const { return reads_own_lexicon(decisions_); }
 
   // The mapping (fitted on the seed, or loaded) and both lists' term vectors in the shared space; the fit's
   // serial decompositions run on one thread while the others compose.
@@ -224,7 +230,7 @@ class Scheduler {
                    mapping_, finish_fit, threads_, X_, Z_, [&] {
                      // The mapping is complete: the word-level evidence's words and an induced seed's lexicon,
                      // while the vectors are here.
-                     if (fit_ && full_evidence_ && induced())
+                     if (fit_ && full_evidence_ && own_lexicon())
                        seed_ = induced_lexicon(config_, std::move(seed_), source_, target_, mapping_);
                      if (full_evidence_) map_term_words(source_composer, target_composer, release_early);
                      if (release_early) release_word_vectors(source_, source_spill_, "the source word vectors");
