@@ -4,11 +4,15 @@
 
 #include <sys/wait.h>
 #include <unistd.h>
+#include <zlib.h>
 
 #include <catch2/catch.hpp>
+#include <cstdint>
 #include <cstdlib>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <random>
 #include <sstream>
 #include <string>
 #include <system_error>
@@ -179,6 +183,34 @@ inline const std::string& reference_submission() {
     return check_accepted(scratch, AlignRun{}, {});
   }();
   return submission;
+}
+
+// `bytes` gzipped into `path` (zlib level 1, as `gzip -1`); returns the path.
+inline std::string write_gzip(const std::string& path, const std::string& bytes) {
+  gzFile out = gzopen(path.c_str(), "wb1");
+  REQUIRE(out != nullptr);
+  REQUIRE(gzwrite(out, bytes.data(), static_cast<unsigned>(bytes.size())) == static_cast<int>(bytes.size()));
+  REQUIRE(gzclose(out) == Z_OK);
+  return path;
+}
+
+// The header of the fastText model `model` (its bytes) up to its dictionary's sizes, which now claim 2^31 - 1
+// words (and no bucket: the words alone fill int32's rows), then `junk_bytes` seeded random bytes instead of its
+// entries. Gzipped, 21 MB of junk pass the reader's first bound (an entry takes 10 bytes at least, and deflate
+// inflates up to 1032 times).
+inline std::string claiming_most_words(const std::string& model, std::size_t junk_bytes) {
+  constexpr std::size_t kBucketAt = 4 + 4 + 8 * 4, kSizesAt = 4 + 4 + 12 * 4 + 8,
+                        kEntriesAt = kSizesAt + 3 * 4 + 2 * 8;
+  REQUIRE(model.size() >= kEntriesAt);
+  std::string bytes = model.substr(0, kEntriesAt);
+  std::memset(bytes.data() + kBucketAt, 0, sizeof(std::int32_t));
+  const std::int32_t most = INT32_MAX;
+  std::memcpy(bytes.data() + kSizesAt, &most, sizeof(most));          // entries
+  std::memcpy(bytes.data() + kSizesAt + 4, &most, sizeof(most));      // words of them
+  std::memset(bytes.data() + kSizesAt + 8, 0, sizeof(std::int32_t));  // no label
+  std::mt19937 random(59);
+  for (std::size_t i = 0; i < junk_bytes; ++i) bytes += static_cast<char>(random());
+  return bytes;
 }
 
 // An invalid UTF-8 byte, a NUL byte.

@@ -17,6 +17,7 @@
 #include "io/fasttext_model_file.h"
 #include "io/io.h"
 #include "pipeline/stages.h"
+#include "robustness_helpers.h"
 #include "shared_data.h"
 #include "termalign/aligner.h"
 #include "termalign/embeddings.h"
@@ -471,6 +472,41 @@ TEST_CASE("a gzipped model cut short or with a bad CRC is an input error naming 
   bad_crc[bad_crc.size() - 8] = static_cast<char>(bad_crc[bad_crc.size() - 8] ^ 1);  // the trailer's CRC-32
   const std::string crc = model_temporary("crc.bin.gz", bad_crc);
   CHECK_THAT(error_of(crc), Catch::StartsWith(crc + ": corrupt gzip file") && Catch::Contains("CRC"));
+}
+
+TEST_CASE("a model whose header claims 2^31 - 1 words is an input error before any large allocation",
+          "[embeddings]") {
+  // Gzipped, the junk passes the first bound (an entry of 10 bytes at least, inflated up to 1032 times): the
+  // reader once reserved 16 GiB of entry offsets from the header there (exit 5 in 4 GB of address space,
+  // test_robustness.cpp). The plain file's bound is its size.
+  ModelSpec spec;
+  spec.words = kWords;
+  const std::string bytes = termalign_tests::claiming_most_words(model_bytes(spec), std::size_t{24} << 20);
+  const std::string bin = model_temporary("claiming.bin", bytes);
+  CHECK_THAT(load_error_of(bin),
+             Catch::StartsWith(bin + ": truncated fastText model: the file ends inside the dictionary"));
+  const std::string gz = gzipped(bin);
+  REQUIRE(std::filesystem::file_size(gz) * 1032 > std::uint64_t{10} * INT32_MAX);
+  CHECK_THAT(load_error_of(gz), Catch::StartsWith(gz + ": corrupt fastText model: "));
+}
+
+TEST_CASE("a model with more input rows than int32 ids reach is corrupt, before its rows are picked",
+          "[embeddings]") {
+  // 2^31 - 1 buckets: the n-gram 'wLbMba' hashes to bucket 2^31 - 2, which after the words is past int32's rows
+  // (the gzip reader once computed such rows, as a signed overflow, before it checked the matrix's header).
+  ModelSpec spec;
+  spec.words = {"a", "wLbMba"};
+  spec.dim = 1;
+  spec.bucket = 0;  // the bucket count is set in the bytes: its rows are not written
+  std::string bytes = model_bytes(spec);
+  const std::int32_t buckets = INT32_MAX;
+  const std::size_t bucket_at = 4 + 4 + 8 * 4;  // the magic, the version, then the ninth argument
+  std::memcpy(bytes.data() + bucket_at, &buckets, sizeof(buckets));
+  const std::string bin = model_temporary("int32-rows.bin", bytes);
+  for (const std::string& path : {bin, gzipped(bin)}) {
+    CHECK_THAT(load_error_of(path), Catch::StartsWith(path + ": corrupt fastText model: 2 words and 2147483647 "
+                                                             "n-gram rows, more input-matrix rows than"));
+  }
 }
 
 TEST_CASE("with a .bin.gz and corpora, the corpus evidence is the .bin's", "[embeddings][align]") {

@@ -335,6 +335,16 @@ TEST_CASE("robustness: a truncated .bin", "[robustness]") {
   check_rejected(scratch, run, 3, {run.src_vectors + ": truncated fastText model: the file ends inside the"});
 }
 
+TEST_CASE("robustness: a .bin.gz whose header claims 2^31 - 1 words, in 4 GB of address space", "[robustness]") {
+  // Once 16 GiB of entry offsets reserved from the header: "out of memory", exit 5.
+  const Scratch scratch("bin-gz-claiming");
+  AlignRun run;
+  run.src_vectors = write_gzip(scratch.file("en.bin.gz"),
+                               claiming_most_words(read_bytes(kModels + "en.bin"), std::size_t{24} << 20));
+  run.tgt_vectors = kModels + "fr.bin";
+  check_rejected(scratch, run, 3, {run.src_vectors + ": corrupt fastText model: "}, "ulimit -v 4000000;");
+}
+
 TEST_CASE("robustness: a file that is not a fastText model", "[robustness]") {
   const Scratch scratch("bin-garbage");
   AlignRun run;

@@ -32,9 +32,9 @@ class FastTextModelFile {
   // without buckets whose entries have n-grams, on which fastText divides by zero, is an input error.
   explicit FastTextModelFile(const std::string& path);
   // A gzipped model from `stream` (`compressed_bytes`: the file's size), in one pass: the layout as above, then
-  // the input-matrix rows that rows_needed(*this) lists (called once the dictionary is read) are kept as they
-  // stream by; the rest of the file is inflated for its checks (sizes, the gzip trailer) and dropped. Only those
-  // rows can be read (holds).
+  // the input-matrix rows that rows_needed(*this) lists (called once the dictionary and the matrix's header are
+  // read and checked) are kept as they stream by; the rest of the file is inflated for its checks (sizes, the
+  // gzip trailer) and dropped. Only those rows can be read (holds).
   FastTextModelFile(const std::string& path, GzipStream& stream, std::uint64_t compressed_bytes,
                     const std::function<std::vector<std::int32_t>(const FastTextModelFile&)>& rows_needed);
   FastTextModelFile(const FastTextModelFile&) = delete;
