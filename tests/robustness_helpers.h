@@ -123,7 +123,8 @@ struct Outcome {
   std::string errors;  // stderr
 };
 
-// Runs the CLI with `arguments` (stdout discarded, stderr captured) under the extra `environment` assignments.
+// Runs the CLI with `arguments` (stdout discarded, stderr captured) under the extra `environment` assignments
+// (or what precedes the command: "ulimit -v 4000000;", measuring_peak's).
 inline Outcome run_cli(const Scratch& scratch, const std::vector<std::string>& arguments,
                        const std::string& environment = "") {
   std::string command = environment + " " + shell_quote(TERMALIGN_CLI);
@@ -136,6 +137,20 @@ inline Outcome run_cli(const Scratch& scratch, const std::vector<std::string>& a
   outcome.errors = read_bytes(errors);
   return outcome;
 }
+
+// run_cli's `environment` that runs the CLI as the child of a small Python process, which writes the CLI's peak
+// resident memory (KiB) into `peak_file` (read it with peak_kib). A child of the test process itself would start
+// at the test process's own peak, whose memory it shares until it runs the CLI.
+inline std::string measuring_peak(const std::string& peak_file) {
+  return "/usr/bin/python3 -c " +
+         shell_quote(
+             "import resource, subprocess, sys\n"
+             "code = subprocess.call(sys.argv[2:])\n"
+             "open(sys.argv[1], 'w').write(str(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss))\n"
+             "sys.exit(code)\n") +
+         " " + shell_quote(peak_file);
+}
+inline long peak_kib(const std::string& peak_file) { return std::stol(read_bytes(peak_file)); }
 
 // A run that must fail: with a pre-existing output, checks the exit code, that stderr says each of
 // `sentence_parts` and that the output and the folder are as they were. Returns what the run printed.

@@ -397,7 +397,8 @@ TEST_CASE("a corrupt .bin gets an error naming the file and what is wrong", "[em
              Catch::Contains("index.bin: corrupt fastText model: the pruned n-gram index sends bucket 0 to row"));
 }
 
-TEST_CASE("loading stops with a resources error when the kept vectors exceed the memory limit", "[embeddings]") {
+TEST_CASE("loading stops with a resources error when what it keeps or reads with exceeds the memory limit",
+          "[embeddings]") {
   ModelSpec spec;
   spec.words = kWords;
   const std::string bin = model_temporary("limit.bin", model_bytes(spec));
@@ -414,7 +415,9 @@ TEST_CASE("loading stops with a resources error when the kept vectors exceed the
       FAIL("no error");
     } catch (const termalign::Error& error) {
       CHECK(error.kind() == termalign::ErrorKind::resources);
-      CHECK_THAT(error.what(), Catch::Contains(path + ": loading the vectors of"));
+      // The .vec's words read (0.6 MiB), charged before its vectors, are past the limit first.
+      CHECK_THAT(error.what(), Catch::StartsWith(path + (path == vec ? ": reading the file needs 0.6 MiB"
+                                                                     : ": loading the vectors of 12 words")));
     }
   }
   limit.reset();
@@ -454,6 +457,48 @@ TEST_CASE("the two sides share one memory budget, and their dimensions are compa
   CHECK_THROWS_WITH(termalign::pipeline::load_pair(bin, vec, {}, {}, nullptr, source, target),
                     Catch::Contains("the vectors have dimension 7 but the source vectors") &&
                         Catch::Contains("have dimension 5"));
+}
+
+TEST_CASE("a load's charge ends at the vectors it keeps: what it read with is released", "[embeddings]") {
+  ModelSpec spec;
+  spec.words = kWords;
+  const std::string bin = model_temporary("charge.bin", model_bytes(spec));
+  const std::string vec = model_temporary("charge.vec", termalign::read_file(kSource + "/models/sample/en.vec"));
+  // A .bin.gz reads the rows of its words (their own and their n-grams') as they stream by, and keeps none of
+  // them when no word's subword vector is wanted: it once stayed charged for them all.
+  for (const std::string& path : {bin, gzipped(bin), vec, gzipped(vec)}) {
+    INFO(path);
+    LoadOptions options;
+    options.shared_charge = std::make_shared<std::atomic<std::size_t>>(0);
+    const Embeddings embeddings = termalign::load_embeddings(path, options);
+    CHECK(*options.shared_charge == static_cast<std::size_t>(embeddings.vectors.size()) * sizeof(float));
+  }
+  // So two such loads fit a budget of the rows one reads and the vectors the other keeps, not a byte less.
+  const termalign::detail::FastTextModelFile model(bin);
+  std::vector<std::int32_t> rows, word_rows;
+  for (std::int32_t id = 0; id < model.word_count(); ++id) {
+    model.subword_rows(model.word(id), word_rows);
+    rows.insert(rows.end(), word_rows.begin(), word_rows.end());
+  }
+  std::sort(rows.begin(), rows.end());
+  rows.erase(std::unique(rows.begin(), rows.end()), rows.end());
+  const std::size_t row_bytes = static_cast<std::size_t>(spec.dim) * sizeof(float);
+  const std::size_t budget = (kWords.size() + rows.size()) * row_bytes + kWords.size() * row_bytes;
+  const std::string gz = gzipped(bin);
+  for (const std::size_t limit : {budget, budget - 1}) {
+    termalign::set_memory_limit(limit);
+    LoadOptions options;
+    options.shared_charge = std::make_shared<std::atomic<std::size_t>>(0);
+    termalign::load_embeddings(gz, options);
+    try {
+      termalign::load_embeddings(gz, options);
+      CHECK(limit == budget);
+    } catch (const termalign::Error& error) {
+      CHECK(limit < budget);
+      CHECK(error.kind() == termalign::ErrorKind::resources);
+    }
+    termalign::set_memory_limit(std::nullopt);
+  }
 }
 
 TEST_CASE("a gzipped model cut short or with a bad CRC is an input error naming the file", "[embeddings]") {

@@ -17,6 +17,10 @@ namespace termalign {
 
 namespace {
 
+std::size_t row_bytes(const detail::FastTextModelFile& model) {
+  return static_cast<std::size_t>(model.dim()) * sizeof(float);
+}
+
 // The words of a .bin model kept (their dictionary ids, most frequent first), chosen block by block on the
 // threads (cc.en.300.bin has 2M words).
 std::vector<std::int32_t> kept_word_ids(const detail::FastTextModelFile& model, const LoadOptions& options,
@@ -96,6 +100,7 @@ bool gzipped_fasttext_model(const std::string& path) {
 Embeddings load_fasttext_bin_gz(const std::string& path, const LoadOptions& options, int threads,
                                 detail::Clock::time_point start) {
   detail::GzipStream stream(path);
+  LoadingCharge charge(path, options);
   std::vector<std::int32_t> ids, wanted_rows;
   auto model = std::make_shared<SubwordModel>(
       path, stream, std::filesystem::file_size(path), [&](const detail::FastTextModelFile& dictionary) {
@@ -118,14 +123,13 @@ Embeddings load_fasttext_bin_gz(const std::string& path, const LoadOptions& opti
         rows.insert(rows.end(), wanted_rows.begin(), wanted_rows.end());
         std::sort(rows.begin(), rows.end());
         rows.erase(std::unique(rows.begin(), rows.end()), rows.end());
-        std::size_t charged = 0;
-        guard_loading_memory(path, ids.size() + rows.size(), static_cast<std::size_t>(model.dim()), options,
-                             charged);
+        charge.vectors(ids.size(), (ids.size() + rows.size()) * row_bytes(model));
         return rows;
       });
   logger().debug("{}: {} bytes inflated by {}", path, stream.position(), detail::gzip_inflater());
   Embeddings embeddings = word_vectors_of(path, model, ids, threads);
   model->keep_only(std::move(wanted_rows));
+  charge.keep(ids.size() * row_bytes(*model) + model->held_bytes());  // the rows only ids' words needed are freed
   detail::log_loaded(embeddings, static_cast<std::size_t>(model->word_count()), start);
   return embeddings;
 }
@@ -138,9 +142,10 @@ Embeddings load_fasttext_bin(const std::string& path, const LoadOptions& options
   if (detail::has_gzip_magic(path)) return load_fasttext_bin_gz(path, options, threads, start);
   auto model = std::make_shared<const SubwordModel>(path);
   const std::vector<std::int32_t> ids = kept_word_ids(*model, options, threads);
-  std::size_t charged = 0;
-  guard_loading_memory(path, ids.size(), static_cast<std::size_t>(model->dim()), options, charged);
+  LoadingCharge charge(path, options);
+  charge.vectors(ids.size(), ids.size() * row_bytes(*model));
   Embeddings embeddings = word_vectors_of(path, model, ids, threads);
+  charge.keep(ids.size() * row_bytes(*model));
   detail::log_loaded(embeddings, static_cast<std::size_t>(model->word_count()), start);
   return embeddings;
 }

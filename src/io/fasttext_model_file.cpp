@@ -75,11 +75,11 @@ class LayoutReader {
 };
 
 // The same reads from a gzip stream, through a buffer of decompressed bytes. remaining() is an upper bound: what
-// deflate's largest ratio (about 1032:1) lets the rest of the compressed file hold.
+// deflate's largest ratio lets the rest of the compressed file hold.
 class StreamReader {
  public:
   StreamReader(const std::string& path, GzipStream& stream, std::uint64_t compressed_bytes)
-      : path_(path), stream_(stream), bound_(compressed_bytes * 1032 + 64), buffer_(kBufferBytes) {}
+      : path_(path), stream_(stream), bound_(inflated_bound(compressed_bytes)), buffer_(kBufferBytes) {}
 
   template <typename T>
   T read(const char* part) {
@@ -114,9 +114,9 @@ class StreamReader {
         ++position_;
         return word_;
       }
-      if (word_.size() > kLongestWord)
+      if (word_.size() > longest_word_bytes)
         fail(std::string("corrupt fastText model: a word of the ") + part + " is longer than " +
-             std::to_string(kLongestWord) + " bytes");
+             std::to_string(longest_word_bytes) + " bytes");
     }
   }
 
@@ -146,7 +146,7 @@ class StreamReader {
   }
 
  private:
-  static constexpr std::size_t kBufferBytes = std::size_t{1} << 20, kLongestWord = std::size_t{1} << 20;
+  static constexpr std::size_t kBufferBytes = std::size_t{1} << 20;
   void fill(const char* part) {
     if (at_end()) truncated(part);
   }

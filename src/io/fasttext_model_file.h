@@ -16,6 +16,10 @@ namespace termalign::detail {
 
 constexpr std::int32_t fasttext_magic = 793712314;
 
+// The longest word the vector readers take, a .bin dictionary's or a .vec line's: past it the file is corrupt, and
+// a gzip stream without the word's end is not held whole.
+constexpr std::size_t longest_word_bytes = std::size_t{1} << 20;
+
 class GzipStream;
 
 // True when the file starts with fastText's magic number (false for a shorter file); an unreadable file is an
@@ -62,6 +66,8 @@ class FastTextModelFile {
   bool holds(const std::vector<std::int32_t>& rows) const;
   // A gzipped model keeps only these of its held rows (all held), the others freed; nothing for a .bin.
   void keep_only(std::vector<std::int32_t> rows);
+  // The bytes of the rows held in memory (a gzipped model's).
+  std::size_t held_bytes() const { return held_values_.size() * sizeof(float); }
   // The same from the word's subword_rows.
   void mean_of_rows(const std::vector<std::int32_t>& rows, float* out) const;
   // Asks the kernel to read these rows into the page cache now, all at once (POSIX_FADV_WILLNEED, neighbouring

@@ -13,6 +13,9 @@ namespace termalign::detail {
 // True when the file starts with gzip's magic bytes (1f 8b); false for a shorter or unreadable file.
 bool has_gzip_magic(const std::string& path);
 
+// The most bytes that `compressed_bytes` of a gzip file can inflate to: deflate's largest ratio is about 1032:1.
+constexpr std::uint64_t inflated_bound(std::uint64_t compressed_bytes) { return compressed_bytes * 1032 + 64; }
+
 // "igzip (ISA-L)" or "zlib": the inflater of this build.
 const char* gzip_inflater();
 

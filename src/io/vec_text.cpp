@@ -20,6 +20,9 @@ namespace termalign::detail {
 
 namespace {
 
+// The longest value of a .vec row, its separator included (a float's shortest text takes 15 characters).
+constexpr std::size_t kLongestValue = 64;
+
 // Calls visit(index, line) for each line of `text` (0-based index, line stripped by strip_line_end) while it
 // returns true.
 template <typename Visit>
@@ -67,21 +70,13 @@ Embeddings parse_vec_text(const std::string& path, std::string_view contents,
                           const std::function<void(std::string_view)>& prefault,
                           const std::function<void(std::string_view)>& release, const LoadOptions& options,
                           Clock::time_point start) {
-  if (contents.empty())
-    throw_input_error(path, 1, "empty file (expected a header '<number of words> <dimension>')");
-  if (strip_utf8_bom(contents)) {  // as the other inputs: a UTF-8 byte order mark is ignored
-    logger().warn("{}: starts with a UTF-8 byte order mark; ignored", path);
-  }
-  const auto header_end = contents.find('\n');
-  const VecHeader header = parse_vec_header(path, strip_line_end(contents.substr(0, header_end)));
-  contents.remove_prefix(header_end == std::string_view::npos ? contents.size() : header_end + 1);
-
+  const VecHeader header = take_vec_header(path, contents);
   const int threads = resolve_threads(options.threads);
   std::vector<Chunk> chunks = split_into_chunks(
       contents, options.chunk_bytes > 0 ? options.chunk_bytes : automatic_chunk_bytes(contents.size(), threads));
   parallel_for(chunks.size(), threads, [&](std::size_t c) {
     prefault(chunks[c].text);  // at 20k x 20k: 2,000 of align's page faults
-    scan_words(chunks[c], options);
+    scan_words(chunks[c], options, header.dim);
     release(chunks[c].text);
   });
 
@@ -92,8 +87,10 @@ Embeddings parse_vec_text(const std::string& path, std::string_view contents,
   // that, some row is malformed: the rows are only checked, to report the first bad line, and the matrix (which
   // a header announcing a huge dimension would make huge) is never allocated.
   const bool plausible = kept_rows <= contents.size() / (2 * static_cast<std::size_t>(header.dim));
-  std::size_t charged = 0;
-  if (plausible) guard_loading_memory(path, kept_rows, static_cast<std::size_t>(header.dim), options, charged);
+  const std::size_t row_bytes = static_cast<std::size_t>(header.dim) * sizeof(float);
+  LoadingCharge charge(path, options);
+  charge.reading(LoadingCharge::Reading::words, word_bytes_of(chunks) + FirstLines::bytes_for(total_rows));
+  if (plausible) charge.vectors(kept_rows, kept_rows * row_bytes);
   Embeddings embeddings;
   embeddings.path = path;
   if (plausible)
@@ -135,6 +132,7 @@ Embeddings parse_vec_text(const std::string& path, std::string_view contents,
         path, 2,
         "the rows are too short for the dimension " + std::to_string(header.dim) + " the header announces");
   }
+  charge.keep(kept_rows * row_bytes);
   log_loaded(embeddings, total_rows, start);
   return embeddings;
 }
@@ -149,6 +147,18 @@ std::string_view strip_line_end(std::string_view line) {
   if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
   while (!line.empty() && line.back() == ' ') line.remove_suffix(1);
   return line;
+}
+
+std::size_t longest_vec_line(int dim) {
+  return longest_word_bytes + static_cast<std::size_t>(dim) * kLongestValue;
+}
+
+std::string long_vec_line(int dim) {
+  const std::string longer = "longer than " + std::to_string(longest_vec_line(dim)) + " bytes";
+  if (dim == 0) return "the first line is " + longer + ": not a .vec header '<number of words> <dimension>'";
+  return "the line is " + longer + ", more than a word and " + std::to_string(dim) +
+         " values take (a word of at most " + std::to_string(longest_word_bytes) + " bytes, " +
+         std::to_string(kLongestValue) + " a value)";
 }
 
 VecHeader parse_vec_header(const std::string& path, std::string_view line) {
@@ -169,6 +179,19 @@ VecHeader parse_vec_header(const std::string& path, std::string_view line) {
   return header;
 }
 
+VecHeader take_vec_header(const std::string& path, std::string_view& text) {
+  if (text.empty()) throw_input_error(path, 1, "empty file (expected a header '<number of words> <dimension>')");
+  if (strip_utf8_bom(text)) {  // as the other inputs: a UTF-8 byte order mark is ignored
+    logger().warn("{}: starts with a UTF-8 byte order mark; ignored", path);
+  }
+  const auto header_end = text.find('\n');
+  const std::string_view line = text.substr(0, header_end);
+  if (line.size() > longest_vec_line(0)) throw_input_error(path, 1, long_vec_line(0));
+  const VecHeader header = parse_vec_header(path, strip_line_end(line));
+  text.remove_prefix(header_end == std::string_view::npos ? text.size() : header_end + 1);
+  return header;
+}
+
 std::vector<Chunk> split_into_chunks(std::string_view body, std::size_t target_bytes) {
   std::vector<Chunk> chunks;
   while (!body.empty()) {
@@ -181,14 +204,17 @@ std::vector<Chunk> split_into_chunks(std::string_view body, std::size_t target_b
   return chunks;
 }
 
-void scan_words(Chunk& chunk, const LoadOptions& options) {
+void scan_words(Chunk& chunk, const LoadOptions& options, int dim) {
   std::vector<std::size_t> ends;
+  const std::size_t longest_line = longest_vec_line(dim);
   for_each_line(chunk.text, [&](std::size_t index, std::string_view line) {
     const std::string_view word = line.substr(0, line.find(' '));
     chunk.word_bytes += word;
     ends.push_back(chunk.word_bytes.size());
     chunk.kept.push_back(wanted_word(options, word));
-    if (word.empty()) {
+    if (line.size() > longest_line) {
+      keep_first(chunk.error, index + 1, long_vec_line(dim));
+    } else if (word.empty()) {
       keep_first(chunk.error, index + 1,
                  line.empty() ? "empty line" : "the line starts with a space (empty word)");
     } else if (!is_valid_utf8(word)) {
@@ -200,6 +226,15 @@ void scan_words(Chunk& chunk, const LoadOptions& options) {
   for (std::size_t i = 0, begin = 0; i < ends.size(); begin = ends[i++]) {
     chunk.words.emplace_back(chunk.word_bytes.data() + begin, ends[i] - begin);
   }
+}
+
+std::size_t word_bytes_of(const std::vector<Chunk>& chunks) {
+  std::size_t bytes = 0;
+  for (const Chunk& chunk : chunks) {
+    bytes +=
+        chunk.word_bytes.capacity() + chunk.words.capacity() * sizeof(std::string_view) + chunk.kept.capacity();
+  }
+  return bytes;
 }
 
 void parse_rows(Chunk& chunk, int dim, Matrix* vectors) {

@@ -36,6 +36,12 @@ Embeddings load_vec_gz(const std::string& path, const LoadOptions& options, Cloc
 
 // The parts of a .vec's parsing (vec_text.cpp) that the .vec.gz reader applies to each block.
 
+// The longest .vec line read: a header (`dim` 0) of longest_word_bytes, or a word of up to that and `dim` values
+// of up to 64 characters each. Past it the file is corrupt or no .vec, and a gzip stream without line ends is not
+// held whole. long_vec_line: what an input error at such a line says.
+std::size_t longest_vec_line(int dim);
+std::string long_vec_line(int dim);
+
 // The first error of a piece of the file; line 0 = none.
 struct LineError {
   std::size_t line = 0;
@@ -55,6 +61,9 @@ struct VecHeader {
 
 // '<number of words> <dimension>', both positive; otherwise an input error naming line 1 of `path`.
 VecHeader parse_vec_header(const std::string& path, std::string_view line);
+// The header at the start of `text` (a file's, after a UTF-8 byte order mark, which is ignored with a warning),
+// parsed and removed from it. An empty text or a bad header is an input error naming `path`.
+VecHeader take_vec_header(const std::string& path, std::string_view& text);
 
 // A piece of the body of a .vec file, cut at line ends, parsed on its own.
 struct Chunk {
@@ -70,9 +79,12 @@ struct Chunk {
 // `body` cut after the first line end past each `target_bytes`.
 std::vector<Chunk> split_into_chunks(std::string_view body, std::size_t target_bytes);
 
-// First pass: the word of each line, whether its row is wanted, and the errors of the word itself.
-// Error lines are chunk-relative (1-based) until the chunk's first line is known.
-void scan_words(Chunk& chunk, const LoadOptions& options);
+// First pass: the word of each line, whether its row is wanted, and the errors of the word itself (and of a line
+// longer than longest_vec_line(dim)). Error lines are chunk-relative (1-based) until the chunk's first line is
+// known.
+void scan_words(Chunk& chunk, const LoadOptions& options, int dim);
+// What the chunks' words take: their bytes, their views and flags.
+std::size_t word_bytes_of(const std::vector<Chunk>& chunks);
 
 // Second pass: the values of every line, into the matrix for kept lines (when there is a matrix); other lines are
 // only checked.
@@ -91,6 +103,11 @@ void place_chunks(std::vector<Chunk>& chunks, const LoadOptions& options, std::s
 class FirstLines {
  public:
   explicit FirstLines(std::size_t expected = 0) { rehash(expected); }
+  // Room for `words` words in all: no insert rehashes until they are in.
+  void reserve(std::size_t words) { rehash(words); }
+  // The table's bytes, now and once room was made for `words` words.
+  std::size_t bytes() const { return slots_.size() * sizeof(Slot); }
+  static std::size_t bytes_for(std::size_t words) { return slot_count(words) * sizeof(Slot); }
   // Records `word` on `line`; returns the line it was first seen on, or 0 when this is the first time.
   std::size_t insert(std::string_view word, std::size_t line) {
     if (2 * (size_ + 1) > slots_.size()) rehash(2 * (size_ + 1));
@@ -111,9 +128,13 @@ class FirstLines {
     std::string_view word;
     std::size_t hash = 0, line = 0;  // line 0: empty (a word's line is at least 2)
   };
-  void rehash(std::size_t wanted) {
+  static std::size_t slot_count(std::size_t wanted) {
     std::size_t count = 1024;
     while (count < 2 * wanted) count *= 2;
+    return count;
+  }
+  void rehash(std::size_t wanted) {
+    const std::size_t count = slot_count(wanted);
     if (count <= slots_.size()) return;
     std::vector<Slot> old(count);
     old.swap(slots_);
