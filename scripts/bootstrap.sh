@@ -19,8 +19,8 @@ shift || true
 
 # What the CLI needs to build and run. ocl-icd-opencl-dev: only Recommended by libdnnl-dev, but oneDNN's CMake
 # config requires OpenCL, so without it (apt-get --no-install-recommends) find_package(dnnl) fails on a fresh
-# machine. libisal-dev: ISA-L's igzip, which inflates `.vec.gz` and `.bin.gz` about 1.8x faster than zlib (the
-# build falls back to zlib without it).
+# machine. libisal-dev: ISA-L's igzip, which inflates `.vec.gz` and `.bin.gz` (`align` on real-size gzipped vectors
+# ran 1.1-1.55x zlib's speed in bench/RESULTS.md; the build falls back to zlib without it).
 cli_packages=(build-essential cmake ninja-build pkg-config libeigen3-dev libfasttext-dev libspdlog-dev libcli11-dev
               libtomlplusplus-dev libicu-dev libopenblas-dev libdnnl-dev ocl-icd-opencl-dev zlib1g-dev
               libxgboost-dev libisal-dev)

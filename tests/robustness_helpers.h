@@ -4,11 +4,15 @@
 
 #include <sys/wait.h>
 #include <unistd.h>
+#include <zlib.h>
 
 #include <catch2/catch.hpp>
+#include <cstdint>
 #include <cstdlib>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <random>
 #include <sstream>
 #include <string>
 #include <system_error>
@@ -119,7 +123,8 @@ struct Outcome {
   std::string errors;  // stderr
 };
 
-// Runs the CLI with `arguments` (stdout discarded, stderr captured) under the extra `environment` assignments.
+// Runs the CLI with `arguments` (stdout discarded, stderr captured) under the extra `environment` assignments
+// (or what precedes the command: "ulimit -v 4000000;", measuring_peak's).
 inline Outcome run_cli(const Scratch& scratch, const std::vector<std::string>& arguments,
                        const std::string& environment = "") {
   std::string command = environment + " " + shell_quote(TERMALIGN_CLI);
@@ -132,6 +137,20 @@ inline Outcome run_cli(const Scratch& scratch, const std::vector<std::string>& a
   outcome.errors = read_bytes(errors);
   return outcome;
 }
+
+// run_cli's `environment` that runs the CLI as the child of a small Python process, which writes the CLI's peak
+// resident memory (KiB) into `peak_file` (read it with peak_kib). A child of the test process itself would start
+// at the test process's own peak, whose memory it shares until it runs the CLI.
+inline std::string measuring_peak(const std::string& peak_file) {
+  return "/usr/bin/python3 -c " +
+         shell_quote(
+             "import resource, subprocess, sys\n"
+             "code = subprocess.call(sys.argv[2:])\n"
+             "open(sys.argv[1], 'w').write(str(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss))\n"
+             "sys.exit(code)\n") +
+         " " + shell_quote(peak_file);
+}
+inline long peak_kib(const std::string& peak_file) { return std::stol(read_bytes(peak_file)); }
 
 // A run that must fail: with a pre-existing output, checks the exit code, that stderr says each of
 // `sentence_parts` and that the output and the folder are as they were. Returns what the run printed.
@@ -179,6 +198,34 @@ inline const std::string& reference_submission() {
     return check_accepted(scratch, AlignRun{}, {});
   }();
   return submission;
+}
+
+// `bytes` gzipped into `path` (zlib level 1, as `gzip -1`); returns the path.
+inline std::string write_gzip(const std::string& path, const std::string& bytes) {
+  gzFile out = gzopen(path.c_str(), "wb1");
+  REQUIRE(out != nullptr);
+  REQUIRE(gzwrite(out, bytes.data(), static_cast<unsigned>(bytes.size())) == static_cast<int>(bytes.size()));
+  REQUIRE(gzclose(out) == Z_OK);
+  return path;
+}
+
+// The header of the fastText model `model` (its bytes) up to its dictionary's sizes, which now claim 2^31 - 1
+// words (and no bucket: the words alone fill int32's rows), then `junk_bytes` seeded random bytes instead of its
+// entries. Gzipped, 21 MB of junk pass the reader's first bound (an entry takes 10 bytes at least, and deflate
+// inflates up to 1032 times).
+inline std::string claiming_most_words(const std::string& model, std::size_t junk_bytes) {
+  constexpr std::size_t kBucketAt = 4 + 4 + 8 * 4, kSizesAt = 4 + 4 + 12 * 4 + 8,
+                        kEntriesAt = kSizesAt + 3 * 4 + 2 * 8;
+  REQUIRE(model.size() >= kEntriesAt);
+  std::string bytes = model.substr(0, kEntriesAt);
+  std::memset(bytes.data() + kBucketAt, 0, sizeof(std::int32_t));
+  const std::int32_t most = INT32_MAX;
+  std::memcpy(bytes.data() + kSizesAt, &most, sizeof(most));          // entries
+  std::memcpy(bytes.data() + kSizesAt + 4, &most, sizeof(most));      // words of them
+  std::memset(bytes.data() + kSizesAt + 8, 0, sizeof(std::int32_t));  // no label
+  std::mt19937 random(59);
+  for (std::size_t i = 0; i < junk_bytes; ++i) bytes += static_cast<char>(random());
+  return bytes;
 }
 
 // An invalid UTF-8 byte, a NUL byte.

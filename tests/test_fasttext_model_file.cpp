@@ -17,6 +17,7 @@
 #include "io/fasttext_model_file.h"
 #include "io/io.h"
 #include "pipeline/stages.h"
+#include "robustness_helpers.h"
 #include "shared_data.h"
 #include "termalign/aligner.h"
 #include "termalign/embeddings.h"
@@ -396,7 +397,8 @@ TEST_CASE("a corrupt .bin gets an error naming the file and what is wrong", "[em
              Catch::Contains("index.bin: corrupt fastText model: the pruned n-gram index sends bucket 0 to row"));
 }
 
-TEST_CASE("loading stops with a resources error when the kept vectors exceed the memory limit", "[embeddings]") {
+TEST_CASE("loading stops with a resources error when what it keeps or reads with exceeds the memory limit",
+          "[embeddings]") {
   ModelSpec spec;
   spec.words = kWords;
   const std::string bin = model_temporary("limit.bin", model_bytes(spec));
@@ -413,7 +415,9 @@ TEST_CASE("loading stops with a resources error when the kept vectors exceed the
       FAIL("no error");
     } catch (const termalign::Error& error) {
       CHECK(error.kind() == termalign::ErrorKind::resources);
-      CHECK_THAT(error.what(), Catch::Contains(path + ": loading the vectors of"));
+      // The .vec's words read (0.6 MiB), charged before its vectors, are past the limit first.
+      CHECK_THAT(error.what(), Catch::StartsWith(path + (path == vec ? ": reading the file needs 0.6 MiB"
+                                                                     : ": loading the vectors of 12 words")));
     }
   }
   limit.reset();
@@ -455,6 +459,48 @@ TEST_CASE("the two sides share one memory budget, and their dimensions are compa
                         Catch::Contains("have dimension 5"));
 }
 
+TEST_CASE("a load's charge ends at the vectors it keeps: what it read with is released", "[embeddings]") {
+  ModelSpec spec;
+  spec.words = kWords;
+  const std::string bin = model_temporary("charge.bin", model_bytes(spec));
+  const std::string vec = model_temporary("charge.vec", termalign::read_file(kSource + "/models/sample/en.vec"));
+  // A .bin.gz reads the rows of its words (their own and their n-grams') as they stream by, and keeps none of
+  // them when no word's subword vector is wanted: it once stayed charged for them all.
+  for (const std::string& path : {bin, gzipped(bin), vec, gzipped(vec)}) {
+    INFO(path);
+    LoadOptions options;
+    options.shared_charge = std::make_shared<std::atomic<std::size_t>>(0);
+    const Embeddings embeddings = termalign::load_embeddings(path, options);
+    CHECK(*options.shared_charge == static_cast<std::size_t>(embeddings.vectors.size()) * sizeof(float));
+  }
+  // So two such loads fit a budget of the rows one reads and the vectors the other keeps, not a byte less.
+  const termalign::detail::FastTextModelFile model(bin);
+  std::vector<std::int32_t> rows, word_rows;
+  for (std::int32_t id = 0; id < model.word_count(); ++id) {
+    model.subword_rows(model.word(id), word_rows);
+    rows.insert(rows.end(), word_rows.begin(), word_rows.end());
+  }
+  std::sort(rows.begin(), rows.end());
+  rows.erase(std::unique(rows.begin(), rows.end()), rows.end());
+  const std::size_t row_bytes = static_cast<std::size_t>(spec.dim) * sizeof(float);
+  const std::size_t budget = (kWords.size() + rows.size()) * row_bytes + kWords.size() * row_bytes;
+  const std::string gz = gzipped(bin);
+  for (const std::size_t limit : {budget, budget - 1}) {
+    termalign::set_memory_limit(limit);
+    LoadOptions options;
+    options.shared_charge = std::make_shared<std::atomic<std::size_t>>(0);
+    termalign::load_embeddings(gz, options);
+    try {
+      termalign::load_embeddings(gz, options);
+      CHECK(limit == budget);
+    } catch (const termalign::Error& error) {
+      CHECK(limit < budget);
+      CHECK(error.kind() == termalign::ErrorKind::resources);
+    }
+    termalign::set_memory_limit(std::nullopt);
+  }
+}
+
 TEST_CASE("a gzipped model cut short or with a bad CRC is an input error naming the file", "[embeddings]") {
   ModelSpec spec;
   spec.words = kWords;
@@ -471,6 +517,41 @@ TEST_CASE("a gzipped model cut short or with a bad CRC is an input error naming 
   bad_crc[bad_crc.size() - 8] = static_cast<char>(bad_crc[bad_crc.size() - 8] ^ 1);  // the trailer's CRC-32
   const std::string crc = model_temporary("crc.bin.gz", bad_crc);
   CHECK_THAT(error_of(crc), Catch::StartsWith(crc + ": corrupt gzip file") && Catch::Contains("CRC"));
+}
+
+TEST_CASE("a model whose header claims 2^31 - 1 words is an input error before any large allocation",
+          "[embeddings]") {
+  // Gzipped, the junk passes the first bound (an entry of 10 bytes at least, inflated up to 1032 times): the
+  // reader once reserved 16 GiB of entry offsets from the header there (exit 5 in 4 GB of address space,
+  // test_robustness.cpp). The plain file's bound is its size.
+  ModelSpec spec;
+  spec.words = kWords;
+  const std::string bytes = termalign_tests::claiming_most_words(model_bytes(spec), std::size_t{24} << 20);
+  const std::string bin = model_temporary("claiming.bin", bytes);
+  CHECK_THAT(load_error_of(bin),
+             Catch::StartsWith(bin + ": truncated fastText model: the file ends inside the dictionary"));
+  const std::string gz = gzipped(bin);
+  REQUIRE(std::filesystem::file_size(gz) * 1032 > std::uint64_t{10} * INT32_MAX);
+  CHECK_THAT(load_error_of(gz), Catch::StartsWith(gz + ": corrupt fastText model: "));
+}
+
+TEST_CASE("a model with more input rows than int32 ids reach is corrupt, before its rows are picked",
+          "[embeddings]") {
+  // 2^31 - 1 buckets: the n-gram 'wLbMba' hashes to bucket 2^31 - 2, which after the words is past int32's rows
+  // (the gzip reader once computed such rows, as a signed overflow, before it checked the matrix's header).
+  ModelSpec spec;
+  spec.words = {"a", "wLbMba"};
+  spec.dim = 1;
+  spec.bucket = 0;  // the bucket count is set in the bytes: its rows are not written
+  std::string bytes = model_bytes(spec);
+  const std::int32_t buckets = INT32_MAX;
+  const std::size_t bucket_at = 4 + 4 + 8 * 4;  // the magic, the version, then the ninth argument
+  std::memcpy(bytes.data() + bucket_at, &buckets, sizeof(buckets));
+  const std::string bin = model_temporary("int32-rows.bin", bytes);
+  for (const std::string& path : {bin, gzipped(bin)}) {
+    CHECK_THAT(load_error_of(path), Catch::StartsWith(path + ": corrupt fastText model: 2 words and 2147483647 "
+                                                             "n-gram rows, more input-matrix rows than"));
+  }
 }
 
 TEST_CASE("with a .bin.gz and corpora, the corpus evidence is the .bin's", "[embeddings][align]") {

@@ -15,6 +15,7 @@
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
+#include <zlib.h>
 
 #include <algorithm>
 #include <catch2/catch.hpp>
@@ -29,8 +30,8 @@
 #include <unordered_set>
 #include <vector>
 
-#include "robustness_helpers.h"
 #include "io/io.h"
+#include "robustness_helpers.h"
 #include "skip.h"
 #include "termalign/config.h"
 #include "termalign/embeddings.h"
@@ -333,6 +334,58 @@ TEST_CASE("robustness: a truncated .bin", "[robustness]") {
   run.src_vectors = scratch.write("en.bin", model.substr(0, model.size() / 2));
   run.tgt_vectors = kModels + "fr.bin";  // of the same dimension: the headers agree
   check_rejected(scratch, run, 3, {run.src_vectors + ": truncated fastText model: the file ends inside the"});
+}
+
+TEST_CASE("robustness: a .bin.gz whose header claims 2^31 - 1 words, in 4 GB of address space", "[robustness]") {
+  // Once 16 GiB of entry offsets reserved from the header: "out of memory", exit 5.
+  const Scratch scratch("bin-gz-claiming");
+  AlignRun run;
+  run.src_vectors = write_gzip(scratch.file("en.bin.gz"),
+                               claiming_most_words(read_bytes(kModels + "en.bin"), std::size_t{24} << 20));
+  run.tgt_vectors = kModels + "fr.bin";
+  check_rejected(scratch, run, 3, {run.src_vectors + ": corrupt fastText model: "}, "ulimit -v 4000000;");
+}
+
+TEST_CASE("robustness: a .vec.gz without line ends stops at the line, holding no more than a block of it",
+          "[robustness]") {
+  // 64 MiB of text without a line end: the reader once carried the unfinished line from block to block, and
+  // copied it whole, before it found the header bad (200 MiB more than a run that stops at once). Peaks against
+  // a run whose header is bad at once: the second 17 MiB block and a block carried (33 MiB) more at most.
+  const Scratch scratch("vec-gz-no-line-end");
+  const auto endless = [&](const std::string& name, const std::string& start) {
+    const std::string path = scratch.file(name);
+    gzFile out = gzopen(path.c_str(), "wb1");
+    REQUIRE(out != nullptr);
+    const std::string piece(std::size_t{1} << 20, 'x');
+    REQUIRE(gzwrite(out, start.data(), static_cast<unsigned>(start.size())) == static_cast<int>(start.size()));
+    for (int i = 0; i < 64; ++i) REQUIRE(gzwrite(out, piece.data(), 1u << 20) == 1 << 20);
+    REQUIRE(gzclose(out) == Z_OK);
+    return path;
+  };
+  const std::string peak_file = scratch.file("peak.txt");
+  AlignRun run;
+  run.src_vectors = write_gzip(scratch.file("no-header.vec.gz"), "not a header\n");
+  check_rejected(scratch, run, 3, {run.src_vectors + ":1: bad header"}, measuring_peak(peak_file));
+  const long at_once = peak_kib(peak_file);
+  run.src_vectors = endless("en.vec.gz", "");
+  check_rejected(scratch, run, 3,
+                 {run.src_vectors + ":1: the first line is longer than 1048576 bytes: not a .vec header "
+                                    "'<number of words> <dimension>'"},
+                 measuring_peak(peak_file));
+  CHECK(peak_kib(peak_file) < at_once + 48 * 1024);
+  // After the header, a row: a word and 100 values take no more than 1 MiB and 64 bytes a value.
+  run.src_vectors = endless("row.vec.gz", "2 100\n");
+  check_rejected(
+      scratch, run, 3,
+      {run.src_vectors + ":2: the line is longer than 1054976 bytes, more than a word and 100 values take"},
+      measuring_peak(peak_file));
+  CHECK(peak_kib(peak_file) < at_once + 48 * 1024);
+  // The same errors for a .vec.
+  const std::string line(std::size_t{2} << 20, 'x');
+  run.src_vectors = scratch.write("en.vec", line);
+  check_rejected(scratch, run, 3, {run.src_vectors + ":1: the first line is longer than 1048576 bytes"});
+  run.src_vectors = scratch.write("row.vec", "2 100\n" + line);
+  check_rejected(scratch, run, 3, {run.src_vectors + ":2: the line is longer than 1054976 bytes"});
 }
 
 TEST_CASE("robustness: a file that is not a fastText model", "[robustness]") {

@@ -317,7 +317,8 @@ TEST_CASE("robustness: the scoring memory estimate, computed by hand", "[robustn
 }
 
 // The sample's .bin models (dimension 32) load in about 0.25 MiB each, 0.51 MiB together (one budget), less than
-// the scoring needs: the limit reaches the scoring. The .vec files (dimension 100) need 1.6 MiB each to load.
+// the scoring needs: the limit reaches the scoring. The .vec files (dimension 100) need 2.2 MiB each to load: 1.6
+// MiB of vectors kept, and 0.6 MiB for the words read and their duplicate table, released after.
 AlignRun with_bin_models() {
   AlignRun run;
   run.src_vectors = kModels + "en.bin";
@@ -338,9 +339,23 @@ TEST_CASE("robustness: a memory limit too small to load the vectors stops with e
   AlignRun run;
   check_rejected(
       scratch, run, 5,
-      {run.src_vectors + ": loading the vectors of 4162 words needs 1.6 MiB, but only 1.5 MiB may be used",
+      {run.src_vectors + ": loading the vectors of 4162 words needs 2.2 MiB (1.6 MiB of vectors, 0.6 MiB to read "
+                         "the file), but only 1.5 MiB may be used",
        "--most-frequent"},
       "TERMALIGN_MAX_MEMORY_MB=1.5");
+}
+
+TEST_CASE("robustness: a memory limit below what inflating a .vec.gz takes stops with exit 5", "[robustness]") {
+  // The sample's vectors gzipped: each side keeps 1.6 MiB of vectors but inflates through two blocks of 17 MiB,
+  // which the limit counts too (it once counted the vectors alone, and this run went through).
+  const Scratch scratch("memory-gz");
+  AlignRun run;
+  run.src_vectors = write_gzip(scratch.file("en.vec.gz"), read_bytes(kModels + "en.vec"));
+  run.tgt_vectors = write_gzip(scratch.file("fr.vec.gz"), read_bytes(kModels + "fr.vec"));
+  check_rejected(
+      scratch, run, 5,
+      {".vec.gz: reading the file needs 34.0 MiB", "but only 20.0 MiB may be used (TERMALIGN_MAX_MEMORY_MB"},
+      "TERMALIGN_MAX_MEMORY_MB=20");
 }
 
 TEST_CASE("robustness: a tight memory limit uses smaller tiles and the same submission", "[robustness]") {

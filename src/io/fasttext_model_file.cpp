@@ -8,6 +8,7 @@
 #include <cstring>
 #include <fstream>
 #include <functional>
+#include <limits>
 
 #include "io/gzip_stream.h"
 #include "io/mapped_file.h"
@@ -74,11 +75,11 @@ class LayoutReader {
 };
 
 // The same reads from a gzip stream, through a buffer of decompressed bytes. remaining() is an upper bound: what
-// deflate's largest ratio (about 1032:1) lets the rest of the compressed file hold.
+// deflate's largest ratio lets the rest of the compressed file hold.
 class StreamReader {
  public:
   StreamReader(const std::string& path, GzipStream& stream, std::uint64_t compressed_bytes)
-      : path_(path), stream_(stream), bound_(compressed_bytes * 1032 + 64), buffer_(kBufferBytes) {}
+      : path_(path), stream_(stream), bound_(inflated_bound(compressed_bytes)), buffer_(kBufferBytes) {}
 
   template <typename T>
   T read(const char* part) {
@@ -113,9 +114,9 @@ class StreamReader {
         ++position_;
         return word_;
       }
-      if (word_.size() > kLongestWord)
+      if (word_.size() > longest_word_bytes)
         fail(std::string("corrupt fastText model: a word of the ") + part + " is longer than " +
-             std::to_string(kLongestWord) + " bytes");
+             std::to_string(longest_word_bytes) + " bytes");
     }
   }
 
@@ -145,7 +146,7 @@ class StreamReader {
   }
 
  private:
-  static constexpr std::size_t kBufferBytes = std::size_t{1} << 20, kLongestWord = std::size_t{1} << 20;
+  static constexpr std::size_t kBufferBytes = std::size_t{1} << 20;
   void fill(const char* part) {
     if (at_end()) truncated(part);
   }
@@ -233,10 +234,26 @@ void FastTextModelFile::read_dictionary(Reader& reader) {
     reader.fail("corrupt fastText model: bad dictionary sizes");
   }
   // Each entry: its word, '\0', the count (int64), the type (int8). At least 10 bytes: the file must hold them.
-  if (static_cast<std::uint64_t>(entry_count_) > reader.remaining() / 10) reader.truncated("dictionary");
-  word_offsets_.reserve(static_cast<std::size_t>(entry_count_) + 1);
+  constexpr std::uint64_t kSmallestEntry = 10;
+  if (static_cast<std::uint64_t>(entry_count_) > reader.remaining() / kSmallestEntry)
+    reader.truncated("dictionary");
+  // The input matrix holds the words then the n-gram buckets (or the pruned index's rows); the output one the
+  // words or the labels. A supervised model's labels have no row of their own. Its rows are int32 ids, as
+  // fastText's (Dictionary::pushHash adds nwords_ to a bucket in an int32): a model with more is corrupt.
+  input_rows_ = std::int64_t{word_count_} + (pruned_size_ >= 0 ? pruned_size_ : std::int64_t{bucket});
+  if (input_rows_ > std::numeric_limits<std::int32_t>::max()) {
+    reader.fail("corrupt fastText model: " + std::to_string(word_count_) + " words and " +
+                std::to_string(input_rows_ - word_count_) +
+                " n-gram rows, more input-matrix rows than fastText's int32 ids reach");
+  }
+  // The entries' offsets grow as entries are read, never reserved from the header's count alone: a corrupt count
+  // passes the bound above in a large gzip file, whose bound is its compressed size times deflate's ratio.
+  constexpr std::size_t kFirstEntries = std::size_t{1} << 16;
+  word_offsets_.reserve(std::min(static_cast<std::size_t>(entry_count_) + 1, kFirstEntries));
   word_offsets_.push_back(0);
   for (std::int32_t entry = 0; entry < entry_count_; ++entry) {
+    if (word_offsets_.size() == word_offsets_.capacity())  // doubled, up to the count
+      word_offsets_.reserve(std::min(2 * word_offsets_.size(), static_cast<std::size_t>(entry_count_) + 1));
     words_ += reader.word("dictionary");
     word_offsets_.push_back(words_.size());
     reader.template read<std::int64_t>("dictionary");
@@ -268,9 +285,6 @@ void FastTextModelFile::read_dictionary(Reader& reader) {
                   " has n-grams, which fastText itself would hash modulo 0)");
     }
   }
-  // The input matrix holds the words then the n-gram buckets (or the pruned index's rows); the output one the
-  // words or the labels. A supervised model's labels have no row of their own.
-  input_rows_ = std::int64_t{word_count_} + (pruned_size_ >= 0 ? pruned_size_ : std::int64_t{bucket});
 }
 
 FastTextModelFile::FastTextModelFile(const std::string& path) : path_(path) {
@@ -297,10 +311,11 @@ FastTextModelFile::FastTextModelFile(
   StreamReader reader(path_, stream, compressed_bytes);
   read_dictionary(reader);
   build_index();
+  // The matrix's header is checked before the caller picks rows of it (and is charged for them).
+  read_matrix_header(reader, "input matrix", input_rows_, dim_);
   held_rows_ = rows_needed(*this);
   std::sort(held_rows_.begin(), held_rows_.end());
   held_rows_.erase(std::unique(held_rows_.begin(), held_rows_.end()), held_rows_.end());
-  read_matrix_header(reader, "input matrix", input_rows_, dim_);
   const std::size_t row_bytes = static_cast<std::size_t>(dim_) * sizeof(float);
   held_values_.resize(held_rows_.size() * static_cast<std::size_t>(dim_));
   std::int64_t next_row = 0;
@@ -370,7 +385,7 @@ void FastTextModelFile::for_each_ngram(const std::string& marked, Visit&& visit)
 
 void FastTextModelFile::append_ngram_rows(const std::string& marked, std::vector<std::int32_t>& rows) const {
   // Dictionary::pushHash. A model without buckets has no n-gram of its words (read_dictionary checks); another
-  // word's would be hashed modulo 0 by fastText: here it has none.
+  // word's would be hashed modulo 0 by fastText: here it has none. A row is below input_rows_, within int32.
   if (bucket_ == 0 || pruned_size_ == 0) return;
   for_each_ngram(marked, [&](std::uint32_t hash) {
     auto ngram = static_cast<std::int32_t>(hash % bucket_);

@@ -16,6 +16,10 @@ namespace termalign::detail {
 
 constexpr std::int32_t fasttext_magic = 793712314;
 
+// The longest word the vector readers take, a .bin dictionary's or a .vec line's: past it the file is corrupt, and
+// a gzip stream without the word's end is not held whole.
+constexpr std::size_t longest_word_bytes = std::size_t{1} << 20;
+
 class GzipStream;
 
 // True when the file starts with fastText's magic number (false for a shorter file); an unreadable file is an
@@ -32,9 +36,9 @@ class FastTextModelFile {
   // without buckets whose entries have n-grams, on which fastText divides by zero, is an input error.
   explicit FastTextModelFile(const std::string& path);
   // A gzipped model from `stream` (`compressed_bytes`: the file's size), in one pass: the layout as above, then
-  // the input-matrix rows that rows_needed(*this) lists (called once the dictionary is read) are kept as they
-  // stream by; the rest of the file is inflated for its checks (sizes, the gzip trailer) and dropped. Only those
-  // rows can be read (holds).
+  // the input-matrix rows that rows_needed(*this) lists (called once the dictionary and the matrix's header are
+  // read and checked) are kept as they stream by; the rest of the file is inflated for its checks (sizes, the
+  // gzip trailer) and dropped. Only those rows can be read (holds).
   FastTextModelFile(const std::string& path, GzipStream& stream, std::uint64_t compressed_bytes,
                     const std::function<std::vector<std::int32_t>(const FastTextModelFile&)>& rows_needed);
   FastTextModelFile(const FastTextModelFile&) = delete;
@@ -62,6 +66,8 @@ class FastTextModelFile {
   bool holds(const std::vector<std::int32_t>& rows) const;
   // A gzipped model keeps only these of its held rows (all held), the others freed; nothing for a .bin.
   void keep_only(std::vector<std::int32_t> rows);
+  // The bytes of the rows held in memory (a gzipped model's).
+  std::size_t held_bytes() const { return held_values_.size() * sizeof(float); }
   // The same from the word's subword_rows.
   void mean_of_rows(const std::vector<std::int32_t>& rows, float* out) const;
   // Asks the kernel to read these rows into the page cache now, all at once (POSIX_FADV_WILLNEED, neighbouring

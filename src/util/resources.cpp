@@ -85,23 +85,58 @@ std::optional<std::size_t> memory_limit() {
   return mem_available();
 }
 
-void guard_loading_memory(const std::string& path, std::size_t words, std::size_t dim, const LoadOptions& options,
-                          std::size_t& charged) {
-  const std::size_t bytes = words * dim * sizeof(float);
-  const std::size_t increase = bytes > charged ? bytes - charged : 0;
-  // What the run's other loads have kept: one budget for both sides.
-  std::size_t others = options.shared_charge ? options.shared_charge->fetch_add(increase) - charged : 0;
-  charged += increase;
+LoadingCharge::LoadingCharge(std::string path, const LoadOptions& options)
+    : path_(std::move(path)),
+      total_(options.shared_charge ? options.shared_charge : std::make_shared<std::atomic<std::size_t>>(0)) {}
+
+LoadingCharge::~LoadingCharge() {
+  if (!kept_) total_->fetch_sub(charged_);
+}
+
+void LoadingCharge::vectors(std::size_t words, std::size_t bytes) {
+  words_ = words;
+  vector_bytes_ = bytes;
+  update();
+}
+
+void LoadingCharge::reading(Reading part, std::size_t bytes) {
+  std::size_t& held = reading_bytes_[static_cast<int>(part)];
+  if (held == bytes) return;
+  held = bytes;
+  update();
+}
+
+void LoadingCharge::keep(std::size_t bytes) {
+  vector_bytes_ = bytes;
+  reading_bytes_[0] = reading_bytes_[1] = 0;
+  update();
+  kept_ = true;
+}
+
+void LoadingCharge::update() {
+  const std::size_t reading = reading_bytes_[0] + reading_bytes_[1], bytes = vector_bytes_ + reading;
+  // What the run's other loads hold: one budget for both sides (the atomic's wrap-around lowers it too).
+  std::size_t others = total_->fetch_add(bytes - charged_) - charged_;
+  const bool raised = bytes > charged_;
+  charged_ = bytes;
+  if (!raised) return;
   if (!fixed_memory_limit()) others = 0;  // MemAvailable leaves it out already
   const auto limit = memory_limit();
   if (!limit || others + bytes <= *limit) return;
+  const std::string needs = vector_bytes_ == 0
+                                ? "reading the file needs " + format_bytes(bytes)
+                                : "loading the vectors of " + std::to_string(words_) + " words needs " +
+                                      format_bytes(bytes) +
+                                      (reading > 0 ? " (" + format_bytes(vector_bytes_) + " of vectors, " +
+                                                         format_bytes(reading) + " to read the file)"
+                                                   : std::string());
   throw Error(ErrorKind::resources,
-              path + ": loading the vectors of " + std::to_string(words) + " words needs " + format_bytes(bytes) +
+              path_ + ": " + needs +
                   (others > 0 ? " beside the other side's " + format_bytes(others) : std::string()) +
                   ", but only " + format_bytes(*limit) +
                   " may be used (TERMALIGN_MAX_MEMORY_MB, or the available memory; one budget for both sides and "
-                  "the scoring): raise TERMALIGN_MAX_MEMORY_MB or free memory, or keep fewer words "
-                  "(--most-frequent).");
+                  "the scoring): raise TERMALIGN_MAX_MEMORY_MB or free memory" +
+                  (vector_bytes_ == 0 ? "." : ", or keep fewer words (--most-frequent)."));
 }
 
 // Signal handling. The handler may only use async-signal-safe calls: it reads fixed slots and calls unlink and

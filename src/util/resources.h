@@ -2,7 +2,9 @@
 // scoring's is in scoring/scoring.h), and the SIGINT / SIGTERM handling that removes temporary output files.
 #pragma once
 
+#include <atomic>
 #include <cstddef>
+#include <memory>
 #include <optional>
 #include <string>
 
@@ -22,12 +24,37 @@ bool fixed_memory_limit();
 // A number of MiB as typed ("512", "0.5") in bytes; a usage error naming TERMALIGN_MAX_MEMORY_MB unless positive.
 std::size_t parse_memory_limit_mb(const std::string& text);
 
-// Before a loader allocates the `words` x `dim` floats it keeps of `path` (`charged`: the bytes this load was
-// already charged, updated; a load that grows calls it again): a resources error (exit 5) naming the file when
-// they, with the other side's (options.shared_charge) under a limit the program set, exceed memory_limit(), which
-// bounds the loading as it bounds the scoring.
-void guard_loading_memory(const std::string& path, std::size_t words, std::size_t dim, const LoadOptions& options,
-                          std::size_t& charged);
+// One load's part of the memory budget, in bytes: what the load holds, raised before it allocates and lowered when
+// it frees. Its parts: the vectors it keeps (a matrix as allocated; a .bin.gz's held rows too) and what reading
+// the file takes besides (the words read and their duplicate table; the gzip blocks and the unfinished line),
+// released when the load ends. Under a limit the program set, the loads of a run share it (LoadOptions::
+// shared_charge: both sides), and the scoring has what they keep left of it (guard_scoring_memory's held_bytes);
+// under MemAvailable, which leaves out what is held already, each load is checked alone.
+class LoadingCharge {
+ public:
+  enum class Reading { words, buffers };
+
+  LoadingCharge(std::string path, const LoadOptions& options);
+  LoadingCharge(const LoadingCharge&) = delete;
+  LoadingCharge& operator=(const LoadingCharge&) = delete;
+  // Releases the charge, but the vectors kept (keep).
+  ~LoadingCharge();
+
+  // The vectors of `words` words will take `bytes`; reading the file, `bytes` for `part`. A charge raised past
+  // memory_limit() is a resources error (exit 5) naming the file, before the allocation.
+  void vectors(std::size_t words, std::size_t bytes);
+  void reading(Reading part, std::size_t bytes);
+  // The load is done: its charge is the `bytes` of vectors it keeps, and stays after it.
+  void keep(std::size_t bytes);
+
+ private:
+  void update();
+
+  std::string path_;
+  std::shared_ptr<std::atomic<std::size_t>> total_;  // the run's (shared_charge) or this load's alone
+  std::size_t words_ = 0, vector_bytes_ = 0, reading_bytes_[2] = {0, 0}, charged_ = 0;
+  bool kept_ = false;
+};
 
 // "1.5 MiB": a byte count for messages.
 std::string format_bytes(std::size_t bytes);
