@@ -65,12 +65,13 @@ struct LaneSums {
 };
 
 // The bootstrap: source term s enters lane l copies[s * lanes + l] times (one copy of each of its pairs per draw,
-// at consecutive positions).
-LaneSums walk_resampled(const std::vector<Event>& events, const std::vector<std::uint32_t>& copies) {
+// at consecutive positions). One byte a count keeps the table of 20k terms (160 kB) in the core's cache: the walk
+// reads it in the lists' order, at random.
+LaneSums walk_resampled(const std::vector<Event>& events, const std::vector<std::uint8_t>& copies) {
   LaneSums sums;
   std::uint32_t enters[lanes];
   for (const Event& event : events) {
-    const std::uint32_t* counts = &copies[static_cast<std::size_t>(event.source) * lanes];
+    const std::uint8_t* counts = &copies[static_cast<std::size_t>(event.source) * lanes];
     if (event.hit == 0) {
       for (std::size_t lane = 0; lane < lanes; ++lane) sums.position[event.run][lane] += counts[lane];
       continue;
@@ -84,14 +85,14 @@ LaneSums walk_resampled(const std::vector<Event>& events, const std::vector<std:
   return sums;
 }
 
-// The randomisation test: in lane l, the runs swap their pairs of source term s when swapped[s * lanes + l].
+// The randomisation test: in lane l, the runs swap their pairs of source term s when bit l of swapped[s] is set.
 LaneSums walk_swapped(const std::vector<Event>& events, const std::vector<std::uint8_t>& swapped) {
   LaneSums sums;
   std::uint32_t enters[2][lanes];
   for (const Event& event : events) {
-    const std::uint8_t* swaps = &swapped[static_cast<std::size_t>(event.source) * lanes];
+    const std::uint32_t swaps = swapped[event.source];
     for (std::size_t lane = 0; lane < lanes; ++lane) {
-      enters[1][lane] = event.run ^ swaps[lane];
+      enters[1][lane] = event.run ^ ((swaps >> lane) & 1);
       enters[0][lane] = 1 - enters[1][lane];
     }
     if (event.hit == 0) {
@@ -174,7 +175,7 @@ std::vector<Difference> compare_runs(const PairList& gold, const std::vector<con
       if (rank < baseline.size()) events.push_back({baseline[rank].source, 0, baseline[rank].hit});
       if (rank < other.size()) events.push_back(other[rank]);
     }
-    const LaneSums observed = walk_swapped(events, std::vector<std::uint8_t>(n_sources * lanes, 0));
+    const LaneSums observed = walk_swapped(events, std::vector<std::uint8_t>(n_sources, 0));
     Difference& difference = differences[r];
     difference.ap = lane_difference(observed, 0, n_gold);
     difference.resamples = significance.resamples;
@@ -184,22 +185,24 @@ std::vector<Difference> compare_runs(const PairList& gold, const std::vector<con
     parallel_for((n_resamples + lanes - 1) / lanes, significance.threads, [&](std::size_t block) {
       const std::size_t first = block * lanes, n_lanes = std::min(lanes, n_resamples - first);
       // The bootstrap: in each lane, n_sources source terms drawn with replacement.
-      std::vector<std::uint32_t> copies(n_sources * lanes, 0);
+      std::vector<std::uint8_t> copies(n_sources * lanes, 0);
       std::uint64_t drawn_gold[lanes] = {};
       // The randomisation test: each source term's pairs swapped between the runs with probability 1/2.
-      std::vector<std::uint8_t> swapped(n_sources * lanes, 0);
+      std::vector<std::uint8_t> swapped(n_sources, 0);
       for (std::size_t lane = 0; lane < n_lanes; ++lane) {
         Stream draws(significance.seed, bootstrap_stream, first + lane);
         for (std::uint32_t k = 0; k < n_sources; ++k) {
           const std::uint32_t s = draws.below(n_sources);
-          ++copies[static_cast<std::size_t>(s) * lanes + lane];
+          std::uint8_t& count = copies[static_cast<std::size_t>(s) * lanes + lane];
+          TERMALIGN_CHECK(count < 255, "a source term drawn 255 times in one resample");
+          ++count;
           drawn_gold[lane] += gold_count[s];
         }
         Stream coins(significance.seed, randomisation_stream, first + lane);
         std::uint64_t bits = 0;
         for (std::uint32_t s = 0; s < n_sources; ++s) {
           if (s % 64 == 0) bits = coins.next();
-          swapped[static_cast<std::size_t>(s) * lanes + lane] = static_cast<std::uint8_t>((bits >> (s % 64)) & 1);
+          swapped[s] |= static_cast<std::uint8_t>(((bits >> (s % 64)) & 1) << lane);
         }
       }
       const LaneSums resampled = walk_resampled(events, copies);
