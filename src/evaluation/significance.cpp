@@ -1,5 +1,6 @@
 // The paired bootstrap interval and the paired approximate randomisation test of a difference in AP.
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <cstdint>
 #include <string_view>
@@ -87,12 +88,21 @@ LaneSums walk_resampled(const std::vector<Event>& events, const std::vector<std:
 
 // The randomisation test: in lane l, the runs swap their pairs of source term s when bit l of swapped[s] is set.
 LaneSums walk_swapped(const std::vector<Event>& events, const std::vector<std::uint8_t>& swapped) {
+  // The lanes of each byte of swaps as eight 0/1 words, so that the walk's lane loops stay vector code.
+  static const std::vector<std::array<std::uint32_t, lanes>> lane_bits = [] {
+    std::vector<std::array<std::uint32_t, lanes>> table(256);
+    for (std::uint32_t byte = 0; byte < 256; ++byte) {
+      for (std::size_t lane = 0; lane < lanes; ++lane) table[byte][lane] = (byte >> lane) & 1;
+    }
+    return table;
+  }();
   LaneSums sums;
   std::uint32_t enters[2][lanes];
   for (const Event& event : events) {
-    const std::uint32_t swaps = swapped[event.source];
+    const std::array<std::uint32_t, lanes>& swaps = lane_bits[swapped[event.source]];
+    const std::uint32_t run = event.run;
     for (std::size_t lane = 0; lane < lanes; ++lane) {
-      enters[1][lane] = event.run ^ ((swaps >> lane) & 1);
+      enters[1][lane] = run ^ swaps[lane];
       enters[0][lane] = 1 - enters[1][lane];
     }
     if (event.hit == 0) {
