@@ -3,6 +3,7 @@
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
 
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -88,6 +89,63 @@ void bind_runs(py::module_& m) {
       py::arg("ignore_oov") = false,
       "Scores a ranked list against the gold (files, or lists of (source, target) pairs): the keys of "
       "`termalign evaluate --json`.");
+
+  m.def(
+      "compare",
+      [](py::object gold, py::list preds, py::object src_terms, py::object tgt_terms, bool ignore_oov,
+         std::size_t resamples, std::uint64_t seed, int threads) {
+        const PairList gold_pairs = pair_list(gold, PairFileKind::gold);
+        std::vector<PairList> lists;
+        std::vector<std::string> names;
+        for (const py::handle pred : preds) {
+          const py::object run = py::reinterpret_borrow<py::object>(pred);
+          lists.push_back(pair_list(run, PairFileKind::submission));
+          const bool is_path = py::isinstance<py::str>(run) || py::hasattr(run, "__fspath__");
+          names.push_back(is_path ? fspath(run) : "run" + std::to_string(lists.size()));
+        }
+        const auto path = [](const py::object& value) { return value.is_none() ? std::string() : fspath(value); };
+        const std::string source_path = path(src_terms), target_path = path(tgt_terms);
+        EvaluationOptions options;
+        options.ignore_oov = ignore_oov;
+        SignificanceOptions significance;
+        significance.resamples = resamples;
+        significance.seed = seed;
+        significance.threads = threads;
+        follow_python_level();
+        std::string json;
+        without_gil([&] {
+          validate(options, !source_path.empty(), !target_path.empty());
+          validate(significance);
+          if (lists.size() < 2)
+            throw_usage_error("compare needs two or more prediction lists (got " + std::to_string(lists.size()) +
+                              ")");
+          TermList sources, targets;
+          if (!source_path.empty()) sources = read_term_list(source_path);
+          if (!target_path.empty()) targets = read_term_list(target_path);
+          const TermList* source_list = source_path.empty() ? nullptr : &sources;
+          const TermList* target_list = target_path.empty() ? nullptr : &targets;
+          std::vector<NamedResult> runs;
+          std::vector<const PairList*> pointers;
+          for (std::size_t r = 0; r < lists.size(); ++r) {
+            runs.push_back({names[r], evaluate(gold_pairs, lists[r], source_list, target_list, options)});
+            pointers.push_back(&lists[r]);
+          }
+          const std::vector<Difference> differences =
+              compare_runs(gold_pairs, pointers, source_list, target_list, options, significance);
+          for (std::size_t r = 1; r < runs.size(); ++r) {
+            runs[r].has_difference = true;
+            runs[r].difference = differences[r];
+          }
+          json = format_table(runs, TableFormat::json);
+        });
+        return py::module_::import("json").attr("loads")(json);
+      },
+      py::arg("gold"), py::arg("preds"), py::arg("src_terms") = py::none(), py::arg("tgt_terms") = py::none(),
+      py::arg("ignore_oov") = false, py::arg("resamples") = SignificanceOptions().resamples,
+      py::arg("seed") = SignificanceOptions().seed, py::arg("threads") = 0,
+      "Scores several ranked lists against one gold and compares each with the first: a list of evaluate()'s "
+      "dicts with a \"run\" key (the file, or run1, run2, ... for lists of pairs) and, after the first, "
+      "\"difference\": {ap, interval, p_value, resamples}, as `termalign evaluate --json` with several --pred.");
 
   m.def(
       "report",

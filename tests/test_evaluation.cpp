@@ -498,3 +498,115 @@ TEST_CASE("evaluate accepts score lists: the third column detected or required",
   CHECK(not_number.exit_code == 3);
   CHECK_THAT(not_number.output, Catch::Contains(bad + ":2: the score 'high' is not a finite number"));
 }
+
+// The paired comparison of runs: expectations computed by hand on lists where the answer is known.
+namespace {
+
+using termalign::Difference;
+using termalign::SignificanceOptions;
+
+// n source terms s0..s(n-1), each with one gold pair (si, ti) and one wrong pair (si, xi).
+PairList gold_of(std::size_t n) {
+  std::vector<std::pair<std::string, std::string>> pairs;
+  for (std::size_t i = 0; i < n; ++i) pairs.emplace_back("s" + std::to_string(i), "t" + std::to_string(i));
+  return pair_list(pairs);
+}
+
+// Ranks 1..n: term i's gold pair, except that the first `moved` terms put their wrong pair there; ranks
+// n+1..2n: the other pair of each term. With moved = 0 the list is perfect (AP 1).
+PairList run_with_moved(std::size_t n, std::size_t moved) {
+  std::vector<std::pair<std::string, std::string>> pairs;
+  for (int half = 0; half < 2; ++half) {
+    for (std::size_t i = 0; i < n; ++i) {
+      const bool gold_first = i >= moved;
+      const bool gold = half == 0 ? gold_first : !gold_first;
+      pairs.emplace_back("s" + std::to_string(i), (gold ? "t" : "x") + std::to_string(i));
+    }
+  }
+  return pair_list(pairs);
+}
+
+// Hits at ranks moved+1..n (the j-th at rank moved + j), then at n+1..n+moved (the (n-moved+j)-th at n + j).
+double ap_with_moved(std::size_t n, std::size_t moved) {
+  double sum = 0;
+  for (std::size_t j = 1; j <= n - moved; ++j) sum += static_cast<double>(j) / static_cast<double>(moved + j);
+  for (std::size_t j = 1; j <= moved; ++j) sum += static_cast<double>(n - moved + j) / static_cast<double>(n + j);
+  return sum / static_cast<double>(n);
+}
+
+Difference compare(const PairList& gold, const PairList& baseline, const PairList& run, std::size_t resamples,
+                   int threads = 0) {
+  SignificanceOptions options;
+  options.resamples = resamples;
+  options.threads = threads;
+  const auto differences = termalign::compare_runs(gold, {&baseline, &run}, nullptr, nullptr, {}, options);
+  REQUIRE(differences.size() == 2);
+  return differences[1];
+}
+
+}  // namespace
+
+TEST_CASE("two identical runs differ by 0 with p = 1", "[evaluation][significance]") {
+  const PairList gold = gold_of(30);
+  const PairList run = run_with_moved(30, 7);
+  const Difference d = compare(gold, run, run, 2000);
+  CHECK(d.ap == 0);
+  CHECK(d.low == 0);
+  CHECK(d.high == 0);
+  CHECK(d.p_value == 1);
+  CHECK(d.resamples == 2000);
+}
+
+TEST_CASE("the AP arithmetic of a run with gold pairs moved down", "[evaluation][significance]") {
+  // n = 10, moved = 5: hits at ranks 6..10 and 11..15.
+  const double by_hand =
+      (1.0 / 6 + 2.0 / 7 + 3.0 / 8 + 4.0 / 9 + 5.0 / 10 + 6.0 / 11 + 7.0 / 12 + 8.0 / 13 + 9.0 / 14 + 10.0 / 15) /
+      10;
+  CHECK(ap_with_moved(10, 5) == Approx(by_hand).epsilon(1e-15));
+  const PairList gold = gold_of(10);
+  CHECK(termalign::evaluate(gold, run_with_moved(10, 5), nullptr, nullptr, {}).ap == Approx(by_hand));
+  CHECK(termalign::evaluate(gold, run_with_moved(10, 0), nullptr, nullptr, {}).ap == Approx(1.0));
+}
+
+TEST_CASE("half of the source terms moved down: a large difference, significant", "[evaluation][significance]") {
+  const std::size_t n = 40, moved = 20;
+  const PairList gold = gold_of(n);
+  const Difference d = compare(gold, run_with_moved(n, 0), run_with_moved(n, moved), 5000);
+  const double expected = ap_with_moved(n, moved) - 1.0;
+  CHECK(d.ap == Approx(expected).epsilon(1e-12));
+  CHECK(d.low <= d.ap);
+  CHECK(d.ap <= d.high);
+  CHECK(d.high < 0);
+  CHECK(d.p_value < 0.05);
+  CHECK(d.p_value >= 1.0 / 5001);
+}
+
+TEST_CASE("one source term moved down: a small difference, not significant", "[evaluation][significance]") {
+  const std::size_t n = 40, moved = 1;
+  const PairList gold = gold_of(n);
+  const Difference d = compare(gold, run_with_moved(n, 0), run_with_moved(n, moved), 5000);
+  CHECK(d.ap == Approx(ap_with_moved(n, moved) - 1.0).epsilon(1e-12));
+  CHECK(d.low <= d.ap);
+  CHECK(d.ap <= d.high);
+  CHECK(d.p_value > 0.05);
+}
+
+TEST_CASE("the comparison is the same for any thread count", "[evaluation][significance]") {
+  const PairList gold = gold_of(40);
+  const PairList baseline = run_with_moved(40, 3), run = run_with_moved(40, 12);
+  const Difference serial = compare(gold, baseline, run, 3000, 1);
+  const Difference parallel = compare(gold, baseline, run, 3000, 2);
+  CHECK(serial.low == parallel.low);
+  CHECK(serial.high == parallel.high);
+  CHECK(serial.p_value == parallel.p_value);
+  // The observed difference is that of the two APs evaluate prints.
+  const double ap_baseline = termalign::evaluate(gold, baseline, nullptr, nullptr, {}).ap;
+  const double ap_run = termalign::evaluate(gold, run, nullptr, nullptr, {}).ap;
+  CHECK(serial.ap == Approx(ap_run - ap_baseline).epsilon(1e-12));
+}
+
+TEST_CASE("zero resamples is a usage error", "[evaluation][significance]") {
+  SignificanceOptions options;
+  options.resamples = 0;
+  CHECK_THROWS_AS(termalign::validate(options), termalign::Error);
+}

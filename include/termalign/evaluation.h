@@ -2,8 +2,10 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 #include <map>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "termalign/lexicon.h"
@@ -73,15 +75,43 @@ std::string format_json(const EvaluationResult& result);
 // TSV with header "rank tp precision recall f1 ap".
 std::string format_curve(const std::vector<CurvePoint>& curve);
 
-// One run of a comparison: its name (the prediction file) and its scores.
+// The paired comparison of a run with a baseline over the same gold, both ranked as evaluate ranks them. The unit
+// of resampling is the source term: those of the gold and of either list. A resample's AP of each run is that of
+// the list of its pairs whose source term was drawn, one copy per draw in place of each pair (the order of the
+// ranks kept), against the drawn terms' gold pairs.
+struct SignificanceOptions {
+  std::size_t resamples = 10000;  // for the bootstrap interval and for the randomisation test, each
+  std::uint64_t seed = 61;        // resample i draws from (seed, i): the same figures for any thread count
+  int threads = 0;                // 0: OpenMP's default
+};
+struct Difference {
+  double ap = 0;             // AP of the run minus AP of the baseline
+  double low = 0, high = 0;  // 95 % paired-bootstrap percentile interval of the difference
+  double p_value = 1;        // two-sided paired approximate randomisation: (1 + #|d_perm| >= |d|) / (1 + R)
+  std::size_t resamples = 0;
+};
+// Usage error in words on zero resamples.
+void validate(const SignificanceOptions& options);
+// The difference of each run to runs[0] (so the first is all zero), against one gold.
+std::vector<Difference> compare_runs(const PairList& gold, const std::vector<const PairList*>& runs,
+                                     const TermList* source_terms, const TermList* target_terms,
+                                     const EvaluationOptions& options, const SignificanceOptions& significance);
+
+// One run of a comparison: its name (the prediction file), its scores and, after the first, its difference.
 struct NamedResult {
+  NamedResult() = default;
+  NamedResult(std::string run_name, EvaluationResult run_result)
+      : run(std::move(run_name)), result(std::move(run_result)) {}
   std::string run;
   EvaluationResult result;
+  bool has_difference = false;
+  Difference difference;
 };
 enum class TableFormat { markdown, tsv, json };
 TableFormat parse_table_format(const std::string& name);  // usage error on an unknown name
 // One row per run: AP as format_report prints it (6 decimals), interpolated AP, nSys, TP, P, R, F1, P@10, P@100
-// (and AP within the cap when the runs had term lists); JSON: an array of format_json's objects with a "run" key.
+// (and AP within the cap when the runs had term lists), and with differences: difference, its interval and p;
+// JSON: an array of format_json's objects with a "run" key (and "difference": {ap, interval, p_value, resamples}).
 std::string format_table(const std::vector<NamedResult>& runs, TableFormat format);
 // TSV "run rank source target tp precision recall ap": each hit of a result evaluated with options.details.
 std::string format_details(const std::string& run, const EvaluationResult& result, const PairList& predictions,

@@ -20,11 +20,13 @@ struct EvaluateArguments {
   std::vector<std::string> predictions;
   bool json = false, pred_has_scores = false, allow_reversed = false;
   EvaluationOptions options;
+  SignificanceOptions significance;
 };
 
 void run_evaluate(const EvaluateArguments& arguments) {
   // Before reading any file, so that a bad command line is reported as such.
   validate(arguments.options, !arguments.source_terms.empty(), !arguments.target_terms.empty());
+  validate(arguments.significance);
   const bool table = arguments.predictions.size() > 1 || !arguments.format.empty();
   const TableFormat format = arguments.format.empty()
                                  ? (arguments.json ? TableFormat::json : TableFormat::markdown)
@@ -43,10 +45,11 @@ void run_evaluate(const EvaluateArguments& arguments) {
   EvaluationOptions options = arguments.options;
   options.details = !arguments.details.empty() || !arguments.missed.empty();
   std::vector<NamedResult> runs;
+  std::vector<PairList> prediction_lists;  // kept for the comparison of the runs
   std::string details, missed;
   for (const std::string& path : arguments.predictions) {
-    const PairList predictions = read_pairs(
-        path, PairFileKind::submission, arguments.pred_has_scores ? ScoreColumn::required : ScoreColumn::detect);
+    PairList predictions = read_pairs(path, PairFileKind::submission,
+                                      arguments.pred_has_scores ? ScoreColumn::required : ScoreColumn::detect);
     if (source_terms)
       check_pairs_against_lists(predictions, *source_terms, *target_terms, arguments.allow_reversed);
     check_predictions_against_gold(predictions, gold, arguments.allow_reversed);
@@ -60,6 +63,18 @@ void run_evaluate(const EvaluateArguments& arguments) {
     if (!arguments.missed.empty()) missed += format_missed(path, runs.back().result, gold, predictions, first);
     runs.back().result.hits.clear();
     runs.back().result.missed.clear();
+    if (arguments.predictions.size() > 1) prediction_lists.push_back(std::move(predictions));
+  }
+  if (prediction_lists.size() > 1) {
+    std::vector<const PairList*> lists;
+    for (const PairList& list : prediction_lists) lists.push_back(&list);
+    const std::vector<Difference> differences =
+        compare_runs(gold, lists, source_terms ? &*source_terms : nullptr, target_terms ? &*target_terms : nullptr,
+                     arguments.options, arguments.significance);
+    for (std::size_t r = 1; r < runs.size(); ++r) {
+      runs[r].has_difference = true;
+      runs[r].difference = differences[r];
+    }
   }
   if (!arguments.details.empty()) write_file_atomically(arguments.details, details);
   if (!arguments.missed.empty()) write_file_atomically(arguments.missed, missed);
@@ -105,6 +120,15 @@ void add_evaluate_command(CLI::App& app) {
       "--missed", arguments->missed,
       "Write the gold pairs not found, with the best-ranked pair of their source term, to this TSV "
       "file");
+  command
+      ->add_option("--resamples", arguments->significance.resamples,
+                   "With several --pred: resamples of the bootstrap interval and of the randomisation test of "
+                   "each run's AP difference to the first run")
+      ->capture_default_str();
+  command
+      ->add_option("--seed", arguments->significance.seed,
+                   "With several --pred: seed of the resamples (the figures do not depend on the thread count)")
+      ->capture_default_str();
   command->add_flag("--pred-has-scores", arguments->pred_has_scores,
                     "Each --pred line has a third column, a score (align --scores); detected when the first line "
                     "has a numeric third column");

@@ -13,6 +13,7 @@
 #include <unordered_set>
 #include <variant>
 
+#include "evaluation/ranking.h"
 #include "termalign/error.h"
 #include "termalign/logging.h"
 #include "text/spelling.h"
@@ -21,17 +22,12 @@ namespace termalign {
 
 namespace {
 
-using Pair = std::pair<std::string, std::string>;
-
-struct PairHash {
-  std::size_t operator()(const Pair& pair) const {
-    const std::size_t first = std::hash<std::string>()(pair.first);
-    return first ^ (std::hash<std::string>()(pair.second) + 0x9e3779b97f4a7c15ULL + (first << 6) + (first >> 2));
-  }
-};
-
-// The ranks at which a ranked list hits the relevant set (1-based, increasing).
-using HitRanks = std::vector<std::size_t>;
+using detail::GoldIndex;
+using detail::HitRanks;
+using detail::Pair;
+using detail::PairHash;
+using detail::rank_predictions;
+using detail::RankedList;
 
 struct AveragePrecision {
   double uninterpolated = 0, interpolated = 0;
@@ -108,6 +104,45 @@ std::array<bool, 5> subsets_of(const Pair& gold_pair) {
 
 }  // namespace
 
+namespace detail {
+
+GoldIndex::GoldIndex(const PairList& gold) {
+  index.reserve(gold.pairs.size());
+  for (const Pair& pair : gold.pairs) {
+    if (index.emplace(pair, pairs.size()).second) pairs.push_back(&pair);
+  }
+  if (pairs.empty()) throw_input_error(gold.path, 0, "the gold file holds no pair");
+}
+
+RankedList rank_predictions(const GoldIndex& gold, const PairList& predictions, const TermList* source_terms,
+                            const TermList* target_terms, const EvaluationOptions& options) {
+  // Unlike the organisers' scorer, which counts every copy of a repeated pair (so that AP can exceed 1), a
+  // repeated pair counts once: the later copies are dropped and take no rank. The reader already dropped repeated
+  // lines; pairs repeated inside `predictions.pairs` itself are dropped here.
+  RankedList ranked;
+  std::unordered_set<Pair, PairHash> seen;
+  seen.reserve(predictions.pairs.size());
+  for (std::size_t place = 0; place < predictions.pairs.size(); ++place) {
+    const Pair& pair = predictions.pairs[place];
+    if (!seen.insert(pair).second) {
+      ++ranked.repeated;
+      continue;
+    }
+    if (source_terms != nullptr && !(source_terms->contains(pair.first) && target_terms->contains(pair.second))) {
+      ++ranked.out_of_lists;
+      if (options.ignore_oov) continue;
+    }
+    ranked.places.push_back(place);
+    const auto found = gold.index.find(pair);
+    if (found == gold.index.end()) continue;
+    ranked.hit_ranks.push_back(ranked.places.size());
+    ranked.hit_gold.push_back(found->second);
+  }
+  return ranked;
+}
+
+}  // namespace detail
+
 void validate(const EvaluationOptions& options, bool has_source_terms, bool has_target_terms) {
   if (has_source_terms != has_target_terms) {
     throw_usage_error(
@@ -125,44 +160,22 @@ EvaluationResult evaluate(const PairList& gold, const PairList& predictions, con
                           const TermList* target_terms, const EvaluationOptions& options,
                           std::vector<CurvePoint>* curve) {
   validate(options, source_terms != nullptr, target_terms != nullptr);
-  // Gold pair -> its index in first-occurrence order (the gold is a set).
-  std::unordered_map<Pair, std::size_t, PairHash> gold_index;
-  std::vector<const Pair*> gold_pairs;
-  gold_index.reserve(gold.pairs.size());
-  for (const Pair& pair : gold.pairs) {
-    if (gold_index.emplace(pair, gold_pairs.size()).second) gold_pairs.push_back(&pair);
-  }
-  if (gold_pairs.empty()) throw_input_error(gold.path, 0, "the gold file holds no pair");
-
+  const GoldIndex gold_index(gold);
+  const std::vector<const Pair*>& gold_pairs = gold_index.pairs;
   EvaluationResult result;
   result.n_gold = gold_pairs.size();
-  // Unlike the organisers' scorer, which counts every copy of a repeated pair (so that AP can exceed 1), a
-  // repeated pair counts once: the later copies are dropped and take no rank. The reader already dropped repeated
-  // lines; pairs repeated inside `predictions.pairs` itself are dropped here.
-  std::unordered_set<Pair, PairHash> seen;
-  seen.reserve(predictions.pairs.size());
-  std::size_t repeated_here = 0, out_of_lists = 0;
-  HitRanks hit_ranks;
-  std::vector<std::size_t> hit_gold;        // the gold index of each hit
+  const RankedList ranked = rank_predictions(gold_index, predictions, source_terms, target_terms, options);
+  const HitRanks& hit_ranks = ranked.hit_ranks;
+  const std::vector<std::size_t>& hit_gold = ranked.hit_gold;
+  const std::size_t repeated_here = ranked.repeated, out_of_lists = ranked.out_of_lists;
+  result.n_sys = ranked.places.size();
   std::vector<std::size_t> hit_prediction;  // with details: the place of each hit in predictions.pairs
   std::unordered_map<std::string_view, std::pair<std::size_t, std::size_t>> first_rank;  // source -> rank, place
-  for (std::size_t place = 0; place < predictions.pairs.size(); ++place) {
-    const Pair& pair = predictions.pairs[place];
-    if (!seen.insert(pair).second) {
-      ++repeated_here;
-      continue;
+  if (options.details) {
+    for (const std::size_t rank : hit_ranks) hit_prediction.push_back(ranked.places[rank - 1]);
+    for (std::size_t rank = 1; rank <= ranked.places.size(); ++rank) {
+      first_rank.try_emplace(predictions.pairs[ranked.places[rank - 1]].first, rank, ranked.places[rank - 1]);
     }
-    if (source_terms != nullptr && !(source_terms->contains(pair.first) && target_terms->contains(pair.second))) {
-      ++out_of_lists;
-      if (options.ignore_oov) continue;
-    }
-    ++result.n_sys;
-    if (options.details) first_rank.try_emplace(pair.first, result.n_sys, place);
-    const auto found = gold_index.find(pair);
-    if (found == gold_index.end()) continue;
-    hit_ranks.push_back(result.n_sys);
-    hit_gold.push_back(found->second);
-    if (options.details) hit_prediction.push_back(place);
   }
   result.repeated = predictions.duplicates + repeated_here;
   if (repeated_here > 0) {
@@ -382,6 +395,14 @@ std::string format_table(const std::vector<NamedResult>& runs, TableFormat forma
     for (std::size_t i = 0; i < runs.size(); ++i) {
       std::string object = format_json(runs[i].result);  // "{...}\n"
       object.pop_back();
+      if (runs[i].has_difference) {
+        const Difference& d = runs[i].difference;
+        object.pop_back();
+        object += fmt::format(
+            ", \"difference\": {{\"ap\": {}, \"interval\": [{}, {}], \"p_value\": {}, "
+            "\"resamples\": {}}}}}",
+            d.ap, d.low, d.high, d.p_value, d.resamples);
+      }
       json += (i ? ",\n " : "") + fmt::format("{{\"run\": \"{}\", ", json_escape(runs[i].run)) + object.substr(1);
     }
     return json + "]\n";
@@ -391,6 +412,9 @@ std::string format_table(const std::vector<NamedResult>& runs, TableFormat forma
   std::vector<std::string> header = {"run",  "AP",   "AP_interpolated", "nSys", "TP", "P", "R", "F1",
                                      "P@10", "P@100"};
   if (capped) header.push_back("AP_capped");
+  const bool compared =
+      std::any_of(runs.begin(), runs.end(), [](const NamedResult& run) { return run.has_difference; });
+  if (compared) header.insert(header.end(), {"difference", "95% interval", "p"});
   std::vector<std::vector<std::string>> rows;
   for (const NamedResult& run : runs) {
     const EvaluationResult& r = run.result;
@@ -405,6 +429,13 @@ std::string format_table(const std::vector<NamedResult>& runs, TableFormat forma
                                     fmt::format("{:.6f}", r.p_at.at(10)),
                                     fmt::format("{:.6f}", r.p_at.at(100))};
     if (capped) row.push_back(r.has_cap ? fmt::format("{:.6f}", r.ap_capped) : "");
+    if (compared && run.has_difference) {
+      const Difference& d = run.difference;
+      row.insert(row.end(), {fmt::format("{:+.4f}", d.ap), fmt::format("[{:+.4f}, {:+.4f}]", d.low, d.high),
+                             fmt::format("{:.4f}", d.p_value)});
+    } else if (compared) {
+      row.insert(row.end(), {"", "", ""});
+    }
     rows.push_back(std::move(row));
   }
   std::string text;
