@@ -135,11 +135,18 @@ TEST_CASE("the report's scores are evaluate's, cell for cell and in its JSON blo
   termalign::EvaluationOptions evaluation;
   evaluation.breakdown = true;
   std::vector<termalign::NamedResult> runs;
+  std::vector<termalign::PairList> predicted;
   for (const std::string& path : options.predictions) {
-    const termalign::PairList predictions = termalign::read_pairs(path, termalign::PairFileKind::submission);
-    runs.push_back({path, termalign::evaluate(gold, predictions, &sources, &targets, evaluation)});
+    predicted.push_back(termalign::read_pairs(path, termalign::PairFileKind::submission));
+    runs.push_back({path, termalign::evaluate(gold, predicted.back(), &sources, &targets, evaluation)});
   }
+  // The second run's difference to the first, as evaluate gives it (its default resamples and seed).
+  const std::vector<termalign::Difference> differences = termalign::compare_runs(
+      gold, {&predicted[0], &predicted[1]}, &sources, &targets, evaluation, termalign::SignificanceOptions{});
+  runs[1].has_difference = true;
+  runs[1].difference = differences[1];
   CHECK(json_block(page) == termalign::format_table(runs, termalign::TableFormat::json));
+  CHECK(page.find(fmt::format("<td>{:+.4f}</td>", differences[1].ap)) != std::string::npos);
 
   // The visible cells: 17 summary and 15 breakdown cells per run, each as the scorer's value to 6 decimals.
   const std::regex cell("<td data-run=\"(\\d)\" data-key=\"([a-z_.0-9-]+)\">([^<]*)</td>");

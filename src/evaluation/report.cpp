@@ -255,8 +255,24 @@ std::string report_page(const ReportOptions& given) {
   for (const std::string& path : options.explanations) explanations.push_back(read_explain_file(path));
   match_explanations(runs, explanations);
 
+  // With several runs, each one's difference to the first, as `evaluate` gives it (its default resamples and
+  // seed).
+  if (runs.size() > 1) {
+    std::vector<const PairList*> lists;
+    for (const Run& run : runs) lists.push_back(&run.predictions);
+    const std::vector<Difference> differences =
+        compare_runs(gold.pairs, lists, source_terms ? &*source_terms : nullptr,
+                     target_terms ? &*target_terms : nullptr, evaluation, SignificanceOptions{});
+    for (std::size_t r = 1; r < runs.size(); ++r) runs[r].difference = differences[r];
+  }
   std::vector<NamedResult> named;
-  for (const Run& run : runs) named.push_back({run.path, run.result});
+  for (const Run& run : runs) {
+    named.push_back({run.path, run.result});
+    if (run.difference) {
+      named.back().has_difference = true;
+      named.back().difference = *run.difference;
+    }
+  }
   std::string json = format_table(named, TableFormat::json);
   // "</" cannot end the script block early: JSON reads "<\/" as "</".
   for (std::size_t at = 0; (at = json.find("</", at)) != std::string::npos; at += 3) json.replace(at, 2, "<\\/");

@@ -238,9 +238,17 @@ std::string summary_section(const std::vector<Run>& runs) {
                                        {"ap_capped", "AP within cap"}};
   std::string html =
       "<h2 id=summary>Scores</h2>\n<p class=note>As <code>termalign evaluate --json --breakdown</code> computes "
-      "them (6 decimals here; the exact values are in the page's <code>evaluation</code> JSON block).</p>\n"
+      "them (6 decimals here; the exact values are in the page's <code>evaluation</code> JSON block). With "
+      "several "
+      "runs, each one's AP difference to the first, its 95 % interval (paired bootstrap over source terms) and "
+      "its "
+      "p-value (paired randomisation): an interval that holds 0 shows no difference.</p>\n"
       "<div class=scroll><table class=summary><thead><tr><th>run</th>";
   for (const Column& column : columns) html += fmt::format("<th>{}</th>", column.label);
+  // With several runs: each one's AP difference to the first, its 95 % paired-bootstrap interval over source terms
+  // and the paired randomisation test's p-value (evaluate's).
+  const bool compared = runs.size() > 1;
+  if (compared) html += "<th>AP difference to the first</th><th>95 % interval</th><th>p</th>";
   html += "</tr></thead><tbody>\n";
   for (std::size_t r = 0; r < runs.size(); ++r) {
     const EvaluationResult& result = runs[r].result;
@@ -266,6 +274,12 @@ std::string summary_section(const std::vector<Run>& runs) {
                         escape(runs[r].path), colour(r), escape(runs[r].label));
     for (const Column& column : columns)
       html += fmt::format("<td data-run=\"{}\" data-key=\"{}\">{}</td>", r, column.key, cells.at(column.key));
+    if (const std::optional<Difference>& d = runs[r].difference) {
+      html += fmt::format("<td>{:+.4f}</td><td>[{:+.4f}, {:+.4f}]</td><td>{:.4f}</td>", d->ap, d->low, d->high,
+                          d->p_value);
+    } else if (compared) {
+      html += "<td></td><td></td><td></td>";
+    }
     html += "</tr>\n";
   }
   return html + "</tbody></table></div>\n";
