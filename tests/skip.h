@@ -21,4 +21,20 @@ inline void skip_test(const std::string& reason) {
   WARN("skipped: " << reason);
 }
 
+// Whether this build runs under AddressSanitizer, whose shadow memory takes terabytes of address space (so no
+// test can run it under an address-space limit such as `ulimit -v`).
+#if defined(__has_feature)
+#if __has_feature(address_sanitizer)
+inline constexpr bool kAddressSanitizer = true;
+#define TERMALIGN_SKIP_ASAN_KNOWN 1
+#endif
+#endif
+#if !defined(TERMALIGN_SKIP_ASAN_KNOWN)
+#if defined(__SANITIZE_ADDRESS__)
+inline constexpr bool kAddressSanitizer = true;
+#else
+inline constexpr bool kAddressSanitizer = false;
+#endif
+#endif
+
 }  // namespace termalign_tests
