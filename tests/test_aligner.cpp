@@ -5,6 +5,7 @@
 #include <string>
 #include <vector>
 
+#include "aligner_steps.h"
 #include "captured_log.h"
 #include "pipeline/explain.h"
 #include "rerank/reranker.h"
@@ -14,6 +15,8 @@
 #include "text/spelling.h"
 
 using namespace termalign;
+using termalign_tests::require_same_list;
+using termalign_tests::run_stages;
 
 namespace {
 
@@ -22,32 +25,6 @@ AlignConfig sample_inputs() {
   AlignConfig config = termalign_tests::sample_inputs();
   config.scoring.threads = 2;
   return config;
-}
-
-// The stages called one after the other on the configured lists: the list align() should give.
-std::vector<RankedPair> run_stages(Aligner& aligner) {
-  const std::vector<std::string> sources = read_term_list(aligner.config().input.src_terms).terms;
-  const std::vector<std::string> targets = read_term_list(aligner.config().input.tgt_terms).terms;
-  aligner.fit_mapping();
-  ComposedTerms X = aligner.compose(sources, Side::source);
-  ComposedTerms Z = aligner.compose(targets, Side::target);
-  CslsSelection scored = aligner.score(X.vectors, Z.vectors);
-  const CandidateSet candidates =
-      aligner.collect_evidence(sources, targets, std::move(X), std::move(Z), std::move(scored));
-  std::vector<RankedPair> pairs;
-  for (const RankedIndex& pair : aligner.rank(candidates))
-    pairs.push_back({sources[pair.source], targets[pair.target], pair.score});
-  return pairs;
-}
-
-void require_same_list(const std::vector<RankedPair>& stages, const std::vector<RankedPair>& aligned) {
-  REQUIRE(stages.size() == aligned.size());
-  for (std::size_t i = 0; i < stages.size(); ++i) {
-    INFO("pair " << i);
-    REQUIRE(stages[i].source == aligned[i].source);
-    REQUIRE(stages[i].target == aligned[i].target);
-    REQUIRE(stages[i].score == aligned[i].score);
-  }
 }
 
 // Two source and three target terms with hand-set evidence: a CandidateSet for the ranking's unit tests.

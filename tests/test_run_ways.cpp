@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "aligner_steps.h"
 #include "captured_log.h"
 #include "pipeline/fusion.h"
 #include "scratch_file.h"
@@ -61,27 +62,6 @@ std::vector<RunWay> running_ways(const std::string& scratch) {
   return {{"seed lexicon", lexicon}, {"induced seed", induced}, {"dictionary", dictionary}, {"bin.gz", gzipped}};
 }
 
-// The steps on the configured lists, as aligner.h says: fit, then each run composed, scored and collected, a
-// ranked round before each run after the first; then the ranking.
-std::vector<RankedPair> ways_step_by_step(Aligner& aligner, std::size_t& runs) {
-  const std::vector<std::string> sources = read_term_list(aligner.config().input.src_terms).terms;
-  const std::vector<std::string> targets = read_term_list(aligner.config().input.tgt_terms).terms;
-  aligner.fit_mapping();
-  CandidateSet candidates;
-  runs = aligner.ranked_rounds() + 1;
-  for (std::size_t run = 0; run < runs; ++run) {
-    if (run > 0) aligner.fit_ranked_round(candidates);
-    ComposedTerms X = aligner.compose(sources, Side::source);
-    ComposedTerms Z = aligner.compose(targets, Side::target);
-    CslsSelection scored = aligner.score(X.vectors, Z.vectors);
-    candidates = aligner.collect_evidence(sources, targets, std::move(X), std::move(Z), std::move(scored));
-  }
-  std::vector<RankedPair> pairs;
-  for (const RankedIndex& pair : aligner.rank(candidates))
-    pairs.push_back({sources[pair.source], targets[pair.target], pair.score});
-  return pairs;
-}
-
 // The lines of a TSV file, each split at its tabs.
 std::vector<std::vector<std::string>> ways_tsv_rows(const std::string& path) {
   std::vector<std::vector<std::string>> rows;
@@ -111,15 +91,9 @@ TEST_CASE("Every way of running gives align()'s list: the steps, --explain and t
       // The steps.
       Aligner steps(config);
       std::size_t runs = 0;
-      const std::vector<RankedPair> stepped = ways_step_by_step(steps, runs);
+      const std::vector<RankedPair> stepped = termalign_tests::run_stages(steps, &runs);
       CHECK(runs == (way.name == "induced seed" ? 3 : 1));
-      REQUIRE(stepped.size() == aligned.size());
-      for (std::size_t i = 0; i < aligned.size(); ++i) {
-        INFO("pair " << i);
-        REQUIRE(stepped[i].source == aligned[i].source);
-        REQUIRE(stepped[i].target == aligned[i].target);
-        REQUIRE(stepped[i].score == aligned[i].score);
-      }
+      termalign_tests::require_same_list(stepped, aligned);
 
       // The written run: its scores and --explain's.
       config.output.out = scratch + "/" + way.name + ".tsv";
@@ -199,16 +173,7 @@ TEST_CASE("A dictionary's seed: its models and seed evidence as its features dec
           (features ? "bundled models/reranker-enfr-dict.txt" : "bundled models/reranker-enfr-seedless.txt"));
     CHECK(log.lines_with("info", "the seed evidence reads").empty());  // not the mapping's own lexicon
     Aligner steps(config);
-    std::size_t runs = 0;
-    const std::vector<RankedPair> stepped = ways_step_by_step(steps, runs);
-    const std::vector<RankedPair> aligned = align_terms(config);
-    REQUIRE(stepped.size() == aligned.size());
-    for (std::size_t i = 0; i < aligned.size(); ++i) {
-      INFO("pair " << i);
-      REQUIRE(stepped[i].source == aligned[i].source);
-      REQUIRE(stepped[i].target == aligned[i].target);
-      REQUIRE(stepped[i].score == aligned[i].score);
-    }
+    termalign_tests::require_same_list(termalign_tests::run_stages(steps), align_terms(config));
   }
 }
 

@@ -16,6 +16,7 @@
 namespace termalign {
 
 struct CorpusStatistics;
+struct SeedFit;
 class Dictionary;
 namespace pipeline {
 class RunHistory;
@@ -122,6 +123,12 @@ class Aligner {
   std::shared_ptr<const Dictionary> dictionary_;  // config().input.dictionary, read once per change
   std::string dictionary_key_;
   const Dictionary& dictionary();
+  // A new run from fit_mapping or set_mapping: config()'s planned decisions, no earlier runs.
+  void start_run();
+  // A fit of the seed stage (mapping/seed_stage.h) over `mapping` (its normalisers; the fit's last step writes its
+  // transforms) as the mapping from now on (`mapping` is moved from), and its seed the evidence's (the mapping's
+  // own lexicon for an induced seed).
+  void adopt_fit(SeedFit fit, Mapping& mapping);
   // The composition options of compose for `terms` of a side: closed compounds split as in align(), decided on
   // config().input's term list of that side (read once per path) or, without one, on `terms`.
   CompositionOptions composition_for(const std::vector<std::string>& terms, Side side);

@@ -111,15 +111,12 @@ void Aligner::load() {
   target_corpus_.reset();
   if (uses_reranker(config_) && !source_terms.terms.empty() && !target_terms.terms.empty()) {
     const CorpusEvidenceOptions options = corpus_evidence_options(config_);
-    const CorpusOptions corpus_options = statistics_options(options);
     pipeline::ask_gzipped_models_for_corpus_words(
         config_,
         [&](Side side) -> const CorpusStatistics& {
           const bool source = side == Side::source;
           auto& kept = source ? source_corpus_ : target_corpus_;
-          kept = std::make_shared<const CorpusStatistics>(
-              gather_corpus_statistics(source ? options.source_corpus : options.target_corpus,
-                                       (source ? source_terms : target_terms).terms, corpus_options));
+          kept = pipeline::side_corpus_statistics(options, side, (source ? source_terms : target_terms).terms);
           return *kept;
         },
         source_options, target_options);
@@ -170,9 +167,7 @@ void Aligner::set_vectors(Embeddings source, Embeddings target) {
 
 const Mapping& Aligner::fit_mapping(const PairList* seed) {
   load();
-  decisions_ = pipeline::planned_decisions(config_);
-  history_->clear();
-  ranked_rounds_done_ = 0;
+  start_run();
   PairList given;
   if (seed) {  // a seed lexicon given here, whatever config() says
     given = *seed;
@@ -182,12 +177,16 @@ const Mapping& Aligner::fit_mapping(const PairList* seed) {
   } else if (decisions_.seed == RunDecisions::Seed::lexicon) {
     given = configured_seed(config_);
   }
+  // config()'s term lists, read once: the dictionaries' coverage and the induced seed's rounds read them.
+  const TermList source_list =
+      config_.input.src_terms.empty() ? TermList{} : read_term_list(config_.input.src_terms);
+  const TermList target_list =
+      config_.input.tgt_terms.empty() ? TermList{} : read_term_list(config_.input.tgt_terms);
   // As align() does: the dictionaries' share of config()'s source terms' words decides whether their features
   // rank the run, and so what the seed evidence reads.
   if (!config_.input.dictionary.empty() && uses_reranker(config_) && !config_.input.src_terms.empty())
-    pipeline::decide_dictionary_features(
-        decisions_, pipeline::dictionary_coverage(dictionary(), read_term_list(config_.input.src_terms)),
-        config_.input.dictionary_min_coverage);
+    pipeline::decide_dictionary_features(decisions_, pipeline::dictionary_coverage(dictionary(), source_list),
+                                         config_.input.dictionary_min_coverage);
   normalised_source_ = source_;
   normalised_target_ = target_;
   Mapping mapping = pipeline::normalise_pair(config_, normalised_source_, normalised_target_);
@@ -201,26 +200,27 @@ const Mapping& Aligner::fit_mapping(const PairList* seed) {
   }
   if (decisions_.seed == RunDecisions::Seed::lexicon && given.pairs.empty())
     throw_usage_error("A seed lexicon is needed to fit a mapping: give seed.");
-  std::optional<std::vector<std::string>> source_terms, target_terms;
   std::optional<CompositionOptions> source_composition, target_composition;
   std::optional<SeedTerms> terms;
   if (!config_.input.src_terms.empty() && !config_.input.tgt_terms.empty()) {
-    source_terms = read_term_list(config_.input.src_terms).terms;
-    target_terms = read_term_list(config_.input.tgt_terms).terms;
-    source_composition = composition_for(*source_terms, Side::source);
-    target_composition = composition_for(*target_terms, Side::target);
-    terms.emplace(SeedTerms{*source_terms, *target_terms, *source_composition, *target_composition});
+    source_composition = composition_for(source_list.terms, Side::source);
+    target_composition = composition_for(target_list.terms, Side::target);
+    terms.emplace(SeedTerms{source_list.terms, target_list.terms, *source_composition, *target_composition});
   }
-  SeedFit fit = seed_stage(config_, decisions_, std::move(given), normalised_source_, normalised_target_, mapping,
-                           terms ? &*terms : nullptr);
-  if (fit.finish_fit) fit.finish_fit();
+  adopt_fit(seed_stage(config_, decisions_, std::move(given), normalised_source_, normalised_target_, mapping,
+                       terms ? &*terms : nullptr),
+            mapping);
+  has_mapping_ = true;
+  return mapping_;
+}
+
+void Aligner::adopt_fit(SeedFit fit, Mapping& mapping) {
+  if (fit.finish_fit) fit.finish_fit();  // it writes `mapping`'s transforms: before the mapping moves
   mapping_ = std::move(mapping);
   // As align() does: an induced seed's evidence reads the mapping's own lexicon.
   seed_ = pipeline::reads_own_lexicon(decisions_) && uses_reranker(config_)
               ? induced_lexicon(config_, std::move(fit.seed), normalised_source_, normalised_target_, mapping_)
               : std::move(fit.seed);
-  has_mapping_ = true;
-  return mapping_;
 }
 
 std::size_t Aligner::ranked_rounds() const { return pipeline::planned_decisions(config_).ranked_rounds; }
@@ -237,13 +237,9 @@ const Mapping& Aligner::fit_ranked_round(const CandidateSet& last) {
   const RankedSeed ranked = ranked_seed_of(last, best_pair_ids(ranking, config_.mapping.seed_ranked_pairs),
                                            std::make_shared<const Mapping>(mapping_), ++ranked_rounds_done_);
   Mapping mapping = mapping_;  // its normalisers, fitted on the loaded vectors as before
-  SeedFit fit = seed_stage(config_, decisions_, PairList(), normalised_source_, normalised_target_, mapping,
-                           nullptr, &ranked);
-  if (fit.finish_fit) fit.finish_fit();
-  mapping_ = std::move(mapping);
-  seed_ = uses_reranker(config_)
-              ? induced_lexicon(config_, std::move(fit.seed), normalised_source_, normalised_target_, mapping_)
-              : std::move(fit.seed);
+  adopt_fit(seed_stage(config_, decisions_, PairList(), normalised_source_, normalised_target_, mapping, nullptr,
+                       &ranked),
+            mapping);
   return mapping_;
 }
 
@@ -261,10 +257,14 @@ void Aligner::set_mapping(Mapping mapping) {
   mapping.target.apply_rows(normalised_target_.vectors, threads);
   mapping_ = std::move(mapping);
   seed_ = configured_seed(config_);
+  start_run();
+  has_mapping_ = true;
+}
+
+void Aligner::start_run() {
   decisions_ = pipeline::planned_decisions(config_);
   history_->clear();
   ranked_rounds_done_ = 0;
-  has_mapping_ = true;
 }
 
 const Dictionary& Aligner::dictionary() {
@@ -412,8 +412,9 @@ CandidateSet Aligner::candidates(bool full_evidence, AlignmentSummary* summary, 
     scored = pipeline::scheduled_candidates(round == rounds ? config_ : earlier, decisions, full_evidence, stats,
                                             group, cache, &ranked, &corpora);
     stats.seconds += seconds;
-    if (history.size() > 0 && group.is_root()) history.attach(scored, config_.scoring.threads);
   }
+  // The last run's candidates carry the earlier runs' scores (the runs before it rank by their own).
+  if (history.size() > 0 && group.is_root()) history.attach(scored, config_.scoring.threads);
   return scored;
 }
 

@@ -31,6 +31,12 @@ LoadOptions side_options(std::initializer_list<const std::vector<std::string>*> 
   return options;
 }
 
+std::shared_ptr<const CorpusStatistics> side_corpus_statistics(const CorpusEvidenceOptions& options, Side side,
+                                                               const std::vector<std::string>& terms) {
+  return std::make_shared<const CorpusStatistics>(gather_corpus_statistics(
+      side == Side::source ? options.source_corpus : options.target_corpus, terms, statistics_options(options)));
+}
+
 void ask_gzipped_models_for_corpus_words(const AlignConfig& config,
                                          const std::function<const CorpusStatistics&(Side)>& statistics,
                                          LoadOptions& source, LoadOptions& target) {

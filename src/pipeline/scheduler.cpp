@@ -178,10 +178,8 @@ class Scheduler {
   void gather_corpora_for_gzipped_models() {
     if (!full_evidence_) return;
     const CorpusEvidenceOptions options = corpus_evidence_options(config_);
-    const CorpusOptions corpus_options = statistics_options(options);
     ask_gzipped_models_for_corpus_words(
-        config_,
-        [&](Side side) -> const CorpusStatistics& { return *corpus_statistics(side, options, corpus_options); },
+        config_, [&](Side side) -> const CorpusStatistics& { return *corpus_statistics(side, options); },
         source_options_, target_options_);
   }
 
@@ -425,25 +423,22 @@ class Scheduler {
   void share_corpora() {
     if (!corpora_ || !full_evidence_ || config_.input.src_corpus.empty()) return;
     const CorpusEvidenceOptions options = corpus_evidence_options(config_);
-    const CorpusOptions corpus_options = statistics_options(options);
-    run_both([&] { corpus_statistics(Side::source, options, corpus_options); },
-             [&] { corpus_statistics(Side::target, options, corpus_options); }, threads_);
+    run_both([&] { corpus_statistics(Side::source, options); }, [&] { corpus_statistics(Side::target, options); },
+             threads_);
   }
 
   // One side's corpus statistics: those this run holds, else those an earlier run of the same align() kept in
   // corpora_, else gathered now; kept in corpora_ for the runs after.
-  const std::shared_ptr<const CorpusStatistics>& corpus_statistics(Side side, const CorpusEvidenceOptions& options,
-                                                                   const CorpusOptions& corpus_options) {
+  const std::shared_ptr<const CorpusStatistics>& corpus_statistics(Side side,
+                                                                   const CorpusEvidenceOptions& options) {
     const bool source = side == Side::source;
     std::shared_ptr<const CorpusStatistics>& statistics = source ? source_corpus_ : target_corpus_;
     std::shared_ptr<const CorpusStatistics>* kept =
         corpora_ ? &(source ? corpora_->source : corpora_->target) : nullptr;
     if (!statistics && kept) statistics = *kept;
-    if (!statistics) {
-      statistics = std::make_shared<const CorpusStatistics>(
-          gather_corpus_statistics(source ? options.source_corpus : options.target_corpus,
-                                   (source ? result_.source_terms : result_.target_terms).terms, corpus_options));
-    }
+    if (!statistics)
+      statistics =
+          side_corpus_statistics(options, side, (source ? result_.source_terms : result_.target_terms).terms);
     if (kept) *kept = statistics;
     return statistics;
   }

@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "evidence/corpus_evidence.h"
 #include "evidence/word_translation.h"
 #include "io/corpus.h"
 #include "io/dictionary.h"
@@ -40,6 +41,11 @@ LoadOptions side_options(std::initializer_list<const std::vector<std::string>*> 
 // once).
 void load_pair(const std::string& source_path, const std::string& target_path, const LoadOptions& source_options,
                const LoadOptions& target_options, VectorCache* cache, Embeddings& source, Embeddings& target);
+
+// One side's corpus statistics for its term list (gather_corpus_statistics of that side's corpus, with
+// statistics_options): what the corpus evidence reads.
+std::shared_ptr<const CorpusStatistics> side_corpus_statistics(const CorpusEvidenceOptions& options, Side side,
+                                                               const std::vector<std::string>& terms);
 
 // A gzipped fastText model is read in one pass, so the words whose subword vectors the corpus evidence will ask of
 // it (the corpora's most frequent context words) must be known before: with corpora and a .bin.gz on either side,
