@@ -184,14 +184,15 @@ def main():
     for name, value, bold in methods:
         figure = f"**{value:.3f}**" if bold else f"{value:.3f}"
         method_lines.append(f"| {name} | {figure} | {value / plain:.2f}x |")
-    group_lines = ["| model | all features | without base | without compositional | without corpus frequency | "
-                   "without corpus context |", "|---|---:|---:|---:|---:|---:|"]
+    group_lines = ["| model | all features | without base | without compositional | without word forms | "
+                   "without corpus frequency | without corpus context |", "|---|---:|---:|---:|---:|---:|---:|"]
     for label, model in (("without corpora", plain_model), ("with the corpora", corpus_model)):
         others = ", ".join(f"{learner} {model[f'learner {learner}']:.3f}"
                            for learner in ("logistic", "trees", "ranking"))
         group_lines.append(f"| {label} (trees, two stages; one stage: {others}) | {model[SHIPPED]:.3f} | "
                            + " | ".join(group_figure(model, group) for group in
-                                        ("base", "compositional", "corpus-frequency", "corpus-context")) + " |")
+                                        ("base", "compositional", "word-forms", "corpus-frequency",
+                                         "corpus-context")) + " |")
     lines = ["| configuration (`configs/ablations/`) | " + " | ".join(COLUMNS) + " |",
              "|---|" + "---:|" * len(COLUMNS)]
     for name, path, result in rows:

@@ -20,10 +20,13 @@ shift || true
 # What the CLI needs to build and run. ocl-icd-opencl-dev: only Recommended by libdnnl-dev, but oneDNN's CMake
 # config requires OpenCL, so without it (apt-get --no-install-recommends) find_package(dnnl) fails on a fresh
 # machine. libisal-dev: ISA-L's igzip, which inflates `.vec.gz` and `.bin.gz` (`align` on real-size gzipped vectors
-# ran 1.1-1.55x zlib's speed in bench/RESULTS.md; the build falls back to zlib without it).
+# ran 1.1-1.55x zlib's speed in bench/RESULTS.md; the build falls back to zlib without it). libhunspell-dev,
+# libstemmer-dev and the hunspell-* dictionaries: the word forms of English, French, German and Russian terms
+# (text/word_forms.h; another language falls back to its Snowball stemmer, or runs without forms).
 cli_packages=(build-essential cmake ninja-build pkg-config libeigen3-dev libfasttext-dev libspdlog-dev libcli11-dev
               libtomlplusplus-dev libicu-dev libopenblas-dev libdnnl-dev ocl-icd-opencl-dev zlib1g-dev
-              libxgboost-dev libisal-dev)
+              libxgboost-dev libisal-dev libhunspell-dev libstemmer-dev hunspell-en-us hunspell-fr hunspell-de-de
+              hunspell-ru)
 # What the tests, the sanitizer and fuzzer builds and the Python module add. clang, libclang-rt-14-dev and
 # libomp-dev (clang's OpenMP runtime; g++ has its own): the sanitizer and fuzzer build. chromium-headless-shell:
 # the browser test of `termalign report`'s page (skipped without it). python3-setuptools, python3-wheel,

@@ -29,39 +29,43 @@ common=("${inputs[@]}" --seed "$train/seed-en-fr.txt")
 corpora=(--src-corpus "$train/corpus-en.txt" --tgt-corpus "$train/corpus-fr.txt")
 scratch=$(mktemp -d)
 trap 'rm -rf "$scratch"' EXIT
-# The dictionary variants (not with --seedless-only).
-if [[ $only != --seedless-only ]]; then
-  dictd=${TERMALIGN_DICTD_DIR:-/usr/share/dictd}
-  for database in freedict-eng-fra freedict-fra-eng; do
-    [[ -f $dictd/$database.index ]] || { echo "train_models.sh: $dictd/$database.index is missing: apt-get install dict-$database" >&2; exit 3; }
-  done
-  awk 'NR % 2 == 0' "$train/seed-en-fr.txt" >"$scratch/seed-half.txt"
-  dictionary=(--dictionary "$dictd/freedict-eng-fra" --dictionary "$dictd/freedict-fra-eng"
-              --dictionary "$scratch/seed-half.txt")
-  "$build/termalign" train-reranker "${common[@]}" "${dictionary[@]}" --out "$scratch/plain-dict.txt" \
-    --report "$scratch/plain-dict.md" >&2
-  "$build/termalign" train-reranker "${common[@]}" "${corpora[@]}" "${dictionary[@]}" --out "$scratch/corpus-dict.txt" \
-    --report "$scratch/corpus-dict.md" >&2
-  cp "$scratch/plain-dict.txt" "$root/models/reranker-enfr-dict.txt"
-  cp "$scratch/corpus-dict.txt" "$root/models/reranker-enfr-corpus-dict.txt"
+# The models of the task's condition first (no seed lexicon, then the corpora's before the plain one's), each
+# copied into models/ as soon as it is trained.
+if [[ $only != --dictionary-only ]]; then
+  "$build/termalign" train-reranker "${inputs[@]}" --seed auto "${corpora[@]}" --out "$scratch/corpus-seedless.txt" \
+    --report "$scratch/corpus-seedless.md" >&2
+  cp "$scratch/corpus-seedless.txt" "$root/models/reranker-enfr-corpus-seedless.txt"
+  "$build/termalign" train-reranker "${inputs[@]}" --seed auto --out "$scratch/plain-seedless.txt" \
+    --report "$scratch/plain-seedless.md" >&2
+  cp "$scratch/plain-seedless.txt" "$root/models/reranker-enfr-seedless.txt"
+  if [[ $only == --seedless-only ]]; then
+    cat "$scratch/plain-seedless.md" "$scratch/corpus-seedless.md"
+    exit 0
+  fi
+  "$build/termalign" train-reranker "${common[@]}" "${corpora[@]}" --out "$scratch/corpus.txt" \
+    --report "$scratch/corpus.md" >&2
+  cp "$scratch/corpus.txt" "$root/models/reranker-enfr-corpus.txt"
+  "$build/termalign" train-reranker "${common[@]}" --out "$scratch/plain.txt" --report "$scratch/plain.md" >&2
+  cp "$scratch/plain.txt" "$root/models/reranker-enfr.txt"
 fi
+# The dictionary variants.
+dictd=${TERMALIGN_DICTD_DIR:-/usr/share/dictd}
+for database in freedict-eng-fra freedict-fra-eng; do
+  [[ -f $dictd/$database.index ]] || { echo "train_models.sh: $dictd/$database.index is missing: apt-get install dict-$database" >&2; exit 3; }
+done
+awk 'NR % 2 == 0' "$train/seed-en-fr.txt" >"$scratch/seed-half.txt"
+dictionary=(--dictionary "$dictd/freedict-eng-fra" --dictionary "$dictd/freedict-fra-eng"
+            --dictionary "$scratch/seed-half.txt")
+"$build/termalign" train-reranker "${common[@]}" "${corpora[@]}" "${dictionary[@]}" --out "$scratch/corpus-dict.txt" \
+  --report "$scratch/corpus-dict.md" >&2
+cp "$scratch/corpus-dict.txt" "$root/models/reranker-enfr-corpus-dict.txt"
+"$build/termalign" train-reranker "${common[@]}" "${dictionary[@]}" --out "$scratch/plain-dict.txt" \
+  --report "$scratch/plain-dict.md" >&2
+cp "$scratch/plain-dict.txt" "$root/models/reranker-enfr-dict.txt"
 if [[ $only == --dictionary-only ]]; then
   cat "$scratch/plain-dict.md" "$scratch/corpus-dict.md"
   exit 0
 fi
-"$build/termalign" train-reranker "${inputs[@]}" --seed auto --out "$scratch/plain-seedless.txt" \
-  --report "$scratch/plain-seedless.md" >&2
-"$build/termalign" train-reranker "${inputs[@]}" --seed auto "${corpora[@]}" --out "$scratch/corpus-seedless.txt" \
-  --report "$scratch/corpus-seedless.md" >&2
-cp "$scratch/plain-seedless.txt" "$root/models/reranker-enfr-seedless.txt"
-cp "$scratch/corpus-seedless.txt" "$root/models/reranker-enfr-corpus-seedless.txt"
-if [[ $only == --seedless-only ]]; then
-  cat "$scratch/plain-seedless.md" "$scratch/corpus-seedless.md"
-  exit 0
-fi
-"$build/termalign" train-reranker "${common[@]}" --out "$scratch/plain.txt" --report "$scratch/plain.md" >&2
-"$build/termalign" train-reranker "${common[@]}" "${corpora[@]}" --out "$scratch/corpus.txt" \
-  --report "$scratch/corpus.md" >&2
 {
   echo "# The bundled re-ranker models: cross-validated figures"
   echo
@@ -106,7 +110,5 @@ fi
   echo
   cat "$scratch/corpus-dict.md"
 } >"$scratch/report.md"
-cp "$scratch/plain.txt" "$root/models/reranker-enfr.txt"
-cp "$scratch/corpus.txt" "$root/models/reranker-enfr-corpus.txt"
 cp "$scratch/report.md" "$root/docs/reranker-training.md"
 cat "$root/docs/reranker-training.md"

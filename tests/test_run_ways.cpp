@@ -106,11 +106,13 @@ TEST_CASE("Every way of running gives align()'s list: the steps, --explain and t
       REQUIRE(explained[0][3] == "score");
       const bool fused = way.name == "induced seed";
       CHECK((explained[0][4] == "run_score:1") == fused);
-      // The re-ranker's bias and contributions: they sum to the last run's own score.
+      // The re-ranker's bias and contributions, and the agreement order's shift: they sum to the last run's own
+      // score.
       std::vector<std::size_t> parts;
       for (std::size_t column = 0; column < explained[0].size(); ++column) {
         const std::string& name = explained[0][column];
-        if (name == "reranker_bias" || name.rfind("contribution:", 0) == 0) parts.push_back(column);
+        if (name == "reranker_bias" || name.rfind("contribution:", 0) == 0 || name == "form_order_shift")
+          parts.push_back(column);
       }
       REQUIRE(parts.size() > 10);
       const std::size_t own = fused ? 6 : 3;  // run_score:3, or score

@@ -179,6 +179,24 @@ struct OrthographyOptions {
   std::size_t work_bound = 2048;  // their search: n-gram postings read per source term at most (0 = no bound)
 };
 
+// Word forms (text/word_forms.h): the families of forms in each term list (the terms whose words share their
+// dictionary forms: `файл`, `файла`, `файлы`) as the re-ranker's evidence, and their members as candidates.
+struct FormsOptions {
+  bool enabled = true;  // with the full evidence (a re-ranker); false: runs as without an analyser
+  // The lists' languages (ISO 639-1: en, fr, de, ru); empty: the pair of the dataset folder, else the term list's
+  // file name terms-<language>.txt, else none (an info line says so: that side has no families).
+  std::string src_language, tgt_language;
+  std::string hunspell_dir = "/usr/share/hunspell";  // the Hunspell dictionaries (<ll>_<LL>.aff and .dic)
+  // The members of the family of each source term's best `family_candidates` targets (by CSLS) that are not its
+  // candidates yet join them (0 = none).
+  std::size_t family_candidates = 2;
+  // Within each source term's candidates of one family, the family's scores go in the order of their agreement
+  // with the source term (the shares of words in citation form alike, then the target not shortened and closest to
+  // its forms, then the score): the task's gold respects grammatical number, and the models, trained on French,
+  // weigh it little for a language of many cases (pipeline::agreement_order).
+  bool agreement_order = true;
+};
+
 // The value of input.reranker that means the bundled model (the default), and the one that means none.
 constexpr const char* kDefaultReranker = "default";
 constexpr const char* kNoReranker = "none";
@@ -195,6 +213,7 @@ struct AlignConfig {
   ScoringOptions scoring;
   RankingOptions ranking;
   OrthographyOptions orthography;
+  FormsOptions forms;
 
   // Rejects bad values and combinations with a sentence a user can act on (usage error).
   void validate() const;

@@ -121,6 +121,20 @@ std::string format_details(const std::string& run, const EvaluationResult& resul
 std::string format_missed(const std::string& run, const EvaluationResult& result, const PairList& gold,
                           const PairList& predictions, bool header = true);
 
+// The source terms of the gold whose first candidate in a ranked list is another form of one of their gold
+// targets (the same family of word forms, text/word_forms.h: `файла` for the gold `файл`), with the language's
+// analyser (Hunspell's dictionary in hunspell_dir, else Snowball's stemmer; with neither, nothing is counted).
+struct InflectedFirst {
+  std::size_t source_terms = 0;    // in the gold
+  std::size_t with_candidate = 0;  // of which the list has a pair
+  std::size_t correct = 0;         // whose first candidate is a gold target
+  std::size_t inflected = 0;       // whose first candidate is another form of a gold target
+  std::string analyser;            // "hunspell ru_RU", ...; "none": nothing counted
+};
+InflectedFirst inflected_first_candidates(const PairList& gold, const PairList& predictions,
+                                          const std::string& language,
+                                          const std::string& hunspell_dir = "/usr/share/hunspell");
+
 // Levenshtein distance in Unicode code points.
 std::size_t edit_distance(const std::string& a, const std::string& b);
 // The name of `known` closest to `typed` (edit distance at most 2, or a third of its length when longer), or ""

@@ -90,6 +90,21 @@ struct RankedIndex {
 };
 
 // One entry per candidate in every vector (the nested terms' lists excepted, which are by term id).
+// The families of word forms of a term list (text/word_forms.h), by term id: the terms whose words share their
+// dictionary forms (`файл`, `файла`, `файлы`). Empty when the run has none (forms off, or a language without an
+// analyser).
+struct TermForms {
+  std::vector<std::uint32_t> family;  // by term: its family's id (0 .. families - 1)
+  std::vector<float> citation;        // by term: the share of its words in citation form
+  // by term: how far its words are from their forms, in code points (those after the longest common prefix, on
+  // both sides: `файлы` 1 and `файлов` 2 from `файл`)
+  std::vector<float> distance;
+  std::vector<float> shortened;  // by term: its words shorter than their forms (`таблиц` of `таблица`)
+  std::vector<std::uint32_t> family_size;  // by family: its terms
+  std::string analyser;                    // what read the words ("hunspell ru_RU", "snowball german")
+  bool empty() const { return family.empty(); }
+};
+
 struct CandidateEvidence {
   std::vector<std::uint32_t> source, target;  // term ids in the two lists
   std::vector<float> csls, cosine;            // in the mapped space
@@ -115,6 +130,8 @@ struct CandidateEvidence {
   // Nested terms, with the full evidence (by term id; empty otherwise): the ids of the list's terms that are
   // another of its terms' words in a row (`barre d'outils` in `barre d'outils standard`).
   std::vector<std::vector<std::uint32_t>> source_parts, target_parts;
+  // Word forms (forms.enabled, with the full evidence and an analyser of the language): each list's families.
+  TermForms source_forms, target_forms;
   std::size_t size() const { return source.size(); }
 };
 

@@ -666,6 +666,7 @@ def test_explain_gives_the_parts_of_each_pair_of_align(sample_pairs):
     for row, (_, _, score) in zip(rows, sample_pairs):
         assert row["score"] == pytest.approx(score, abs=1e-5)
         parts = row["reranker_bias"] + sum(v for k, v in row.items() if k.startswith("contribution:"))
+        parts += row["form_order_shift"]  # the agreement order's
         assert parts == pytest.approx(row["score"], abs=1e-4)  # the re-ranker's parts sum to its score
     plain = termalign.explain(config=CONFIG, reranker="none")
     for row in plain:

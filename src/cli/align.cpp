@@ -143,6 +143,21 @@ const std::map<std::string, std::string>& option_help() {
       {"orthographic-work-bound",
        "The search of the orthographic candidates reads at most this many n-gram postings per source term (0 = no "
        "bound: the exact top m)"},
+      {"word-forms",
+       "Group each term list into families of word forms (Hunspell's dictionary forms, else Snowball's stems): "
+       "their features for the re-ranker and their members as candidates (false: none, for ablations)"},
+      {"src-language",
+       "The source terms' language for their word forms (en, fr, de, ru, ...); default: the dataset's pair, "
+       "else the term list's name terms-<language>.txt"},
+      {"tgt-language", "The target terms' language, as --src-language"},
+      {"hunspell-dir", "The folder of the Hunspell dictionaries (<ll>_<LL>.aff and .dic)"},
+      {"agreement-order",
+       "Within a source term's candidates of one family of forms, give the family's best scores to the forms that "
+       "agree with the source term (citation form with citation form, then the form nearest its dictionary "
+       "form), as the task's gold respects grammatical number"},
+      {"family-candidates",
+       "The family members of each source term's best this many targets (by CSLS) join its candidates (0 = "
+       "none)"},
   };
   return help;
 }

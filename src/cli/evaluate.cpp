@@ -1,3 +1,5 @@
+#include <spdlog/fmt/fmt.h>
+
 #include <iostream>
 #include <memory>
 #include <optional>
@@ -16,7 +18,8 @@ namespace termalign::cli {
 namespace {
 
 struct EvaluateArguments {
-  std::string gold, source_terms, target_terms, curve, details, missed, format;
+  std::string gold, source_terms, target_terms, curve, details, missed, format, forms_language;
+  std::string hunspell_dir = "/usr/share/hunspell";
   std::vector<std::string> predictions;
   bool json = false, pred_has_scores = false, allow_reversed = false;
   EvaluationOptions options;
@@ -34,6 +37,8 @@ void run_evaluate(const EvaluateArguments& arguments) {
   if (!arguments.curve.empty() && arguments.predictions.size() > 1) {
     throw_usage_error("--curve writes the curve of one run: give one --pred with it.");
   }
+  if (!arguments.forms_language.empty() && (arguments.json || format == TableFormat::json))
+    throw_usage_error("--forms-language prints a line of text after the scores: not with JSON output.");
   const PairList gold = read_pairs(arguments.gold, PairFileKind::gold);
   std::optional<TermList> source_terms, target_terms;
   if (!arguments.source_terms.empty()) {
@@ -46,7 +51,7 @@ void run_evaluate(const EvaluateArguments& arguments) {
   options.details = !arguments.details.empty() || !arguments.missed.empty();
   std::vector<NamedResult> runs;
   std::vector<PairList> prediction_lists;  // kept for the comparison of the runs
-  std::string details, missed;
+  std::string details, missed, inflected;
   for (const std::string& path : arguments.predictions) {
     PairList predictions = read_pairs(path, PairFileKind::submission,
                                       arguments.pred_has_scores ? ScoreColumn::required : ScoreColumn::detect);
@@ -63,6 +68,14 @@ void run_evaluate(const EvaluateArguments& arguments) {
     if (!arguments.missed.empty()) missed += format_missed(path, runs.back().result, gold, predictions, first);
     runs.back().result.hits.clear();
     runs.back().result.missed.clear();
+    if (!arguments.forms_language.empty()) {
+      const InflectedFirst counted =
+          inflected_first_candidates(gold, predictions, arguments.forms_language, arguments.hunspell_dir);
+      inflected += fmt::format(
+          "{}: first candidate another form of a gold target for {} of {} gold source terms with a pair ({} "
+          "first candidates right; forms: {})\n",
+          path, counted.inflected, counted.with_candidate, counted.correct, counted.analyser);
+    }
     if (arguments.predictions.size() > 1) prediction_lists.push_back(std::move(predictions));
   }
   if (prediction_lists.size() > 1) {
@@ -84,6 +97,7 @@ void run_evaluate(const EvaluateArguments& arguments) {
     const EvaluationResult& result = runs.front().result;
     std::cout << (arguments.json ? format_json(result) : format_report(result)) << std::flush;
   }
+  std::cout << inflected << std::flush;
 }
 
 }  // namespace
@@ -128,6 +142,11 @@ void add_evaluate_command(CLI::App& app) {
   command
       ->add_option("--seed", arguments->significance.seed,
                    "With several --pred: seed of the resamples (the figures do not depend on the thread count)")
+      ->capture_default_str();
+  command->add_option("--forms-language", arguments->forms_language,
+                      "Also count the gold source terms whose first candidate is another form of a gold target "
+                      "(`файла` for `файл`), with this language's word forms (en, fr, de, ru, ...)");
+  command->add_option("--hunspell-dir", arguments->hunspell_dir, "The Hunspell dictionaries of --forms-language")
       ->capture_default_str();
   command->add_flag("--pred-has-scores", arguments->pred_has_scores,
                     "Each --pred line has a third column, a score (align --scores); detected when the first line "

@@ -1,6 +1,7 @@
 // Collect evidence: the candidates the scoring did not give (the targets' own lists, the close spellings) and what
 // the ranking reads of every candidate.
 #include <algorithm>
+#include <chrono>
 #include <limits>
 #include <string_view>
 #include <tuple>
@@ -13,6 +14,7 @@
 #include "pipeline/stages.h"
 #include "rerank/reranker.h"
 #include "termalign/logging.h"
+#include "text/word_forms.h"
 #include "util/key_groups.h"
 #include "util/parallel.h"
 
@@ -306,6 +308,49 @@ std::size_t add_dictionary_candidates(const Dictionary& dictionary, const TermLi
   return add_new_candidates(pairs, X.term_ids.size(), threads, candidates);
 }
 
+std::size_t add_family_candidates(const TermForms& target_forms, const ComposedTerms& X, const ComposedTerms& Z,
+                                  const NeighbourhoodMeans& means, std::size_t best, int threads,
+                                  std::vector<Candidate>& candidates) {
+  if (target_forms.empty() || best == 0) return 0;
+  // A family's members with a vector (rows of Z), at most kMembers of them followed per family: the task's lists
+  // hold a dozen forms of a Russian noun, and a family larger than that is a common word's, not a term's forms.
+  constexpr std::size_t kMembers = 16;
+  const detail::KeyGroups members =
+      detail::group_by_key(Z.term_ids.size(), target_forms.family_size.size(),
+                           [&](std::size_t row) { return target_forms.family[Z.term_ids[row]]; });
+  const detail::KeyGroups by_source = detail::group_by_key(candidates.size(), X.term_ids.size(),
+                                                           [&](std::size_t i) { return candidates[i].source; });
+  std::vector<std::vector<Candidate>> found(X.term_ids.size());
+  parallel_for(X.term_ids.size(), threads, [&](std::size_t source) {
+    std::vector<const Candidate*> own;
+    for (std::size_t k = by_source.begin(source); k < by_source.end(source); ++k)
+      own.push_back(&candidates[by_source.order[k]]);
+    const std::size_t kept = std::min(best, own.size());
+    std::partial_sort(own.begin(), own.begin() + static_cast<std::ptrdiff_t>(kept), own.end(),
+                      [](const Candidate* a, const Candidate* b) { return ranks_before(*a, *b); });
+    for (std::size_t k = 0; k < kept; ++k) {
+      const std::uint32_t family = target_forms.family[Z.term_ids[own[k]->target]];
+      const std::size_t size = members.end(family) - members.begin(family);
+      if (size < 2 || size > kMembers) continue;
+      for (std::size_t m = members.begin(family); m < members.end(family); ++m) {
+        const std::uint32_t target = members.order[m];
+        const float cosine = X.vectors.row(static_cast<Eigen::Index>(source)).dot(Z.vectors.row(target));
+        found[source].push_back({2 * cosine - means.source(static_cast<Eigen::Index>(source)) -
+                                     means.target(static_cast<Eigen::Index>(target)),
+                                 cosine, static_cast<std::uint32_t>(source), target});
+      }
+    }
+    std::sort(found[source].begin(), found[source].end(),
+              [](const Candidate& a, const Candidate& b) { return a.target < b.target; });
+    found[source].erase(std::unique(found[source].begin(), found[source].end(),
+                                    [](const Candidate& a, const Candidate& b) { return a.target == b.target; }),
+                        found[source].end());
+  });
+  std::vector<Candidate> pairs;
+  for (std::vector<Candidate>& list : found) pairs.insert(pairs.end(), list.begin(), list.end());
+  return add_new_candidates(pairs, X.term_ids.size(), threads, candidates);
+}
+
 double dictionary_coverage(const Dictionary& dictionary, const TermList& source_terms) {
   std::unordered_set<std::string> words;
   for (const std::string& term : source_terms.terms)
@@ -354,7 +399,8 @@ CslsSelection score_terms(const Matrix& X, const Matrix& Z, const AlignConfig& c
 OtherCandidates add_other_candidates(const AlignConfig& config, bool full_evidence, const TermList& source_terms,
                                      const TermList& target_terms, const ComposedTerms& X, const ComposedTerms& Z,
                                      CslsSelection& scored, const TileOptions& tiles, const ProcessGroup& group,
-                                     const Dictionary* dictionary) {
+                                     const Dictionary* dictionary,
+                                     std::shared_ptr<const std::pair<TermForms, TermForms>>* forms) {
   const int threads = config.scoring.threads;
   const std::size_t top_m = config.ranking.top_m;
   OtherCandidates other;
@@ -380,6 +426,26 @@ OtherCandidates add_other_candidates(const AlignConfig& config, bool full_eviden
         add_dictionary_candidates(*dictionary, source_terms, target_terms, X, Z, scored.means,
                                   config.ranking.dictionary_candidates, threads, scored.candidates);
     logger().info("{} dictionary candidates added", added);
+  }
+  if (full_evidence && config.forms.enabled && group.is_root()) {
+    const auto start = std::chrono::steady_clock::now();
+    if (forms && *forms) {
+      other.source_forms = (*forms)->first;
+      other.target_forms = (*forms)->second;
+    } else {
+      const auto [source_language, target_language] = forms_languages(config);
+      term_forms_of_pair(source_terms.terms, source_language, target_terms.terms, target_language,
+                         config.forms.hunspell_dir, other.source_forms, other.target_forms);
+      if (forms)
+        *forms = std::make_shared<const std::pair<TermForms, TermForms>>(other.source_forms, other.target_forms);
+    }
+    const std::size_t added = add_family_candidates(other.target_forms, X, Z, scored.means,
+                                                    config.forms.family_candidates, threads, scored.candidates);
+    logger().info("word forms ({}; {}): {} and {} families, {} candidates added, {:.2f} s",
+                  other.source_forms.empty() ? "none" : other.source_forms.analyser,
+                  other.target_forms.empty() ? "none" : other.target_forms.analyser,
+                  other.source_forms.family_size.size(), other.target_forms.family_size.size(), added,
+                  std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
   }
   return other;
 }
@@ -448,6 +514,8 @@ void collect_evidence(const AlignConfig& config, bool full_evidence, ComposedTer
     add_corpus_evidence(options, result.source_terms, result.target_terms, source_composer, target_composer,
                         words.mapping, words.seed, evidence);
   }
+  evidence.source_forms = std::move(other.source_forms);
+  evidence.target_forms = std::move(other.target_forms);
   evidence.source_parts = nested_terms(result.source_terms);
   evidence.target_parts = nested_terms(result.target_terms);
   if (uses_reranker(config))

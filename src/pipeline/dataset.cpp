@@ -1,5 +1,6 @@
 // The files of a BUCC dataset folder: its language pair, term lists, corpora, gold and seed lexicon (the task's
 // folders hold none: a seed is then induced from the vectors).
+#include <algorithm>
 #include <filesystem>
 #include <set>
 #include <string>
@@ -239,3 +240,28 @@ std::string resolve_dataset(AlignConfig& config, bool note) {
 }
 
 }  // namespace termalign
+
+namespace termalign::pipeline {
+
+std::pair<std::string, std::string> forms_languages(const AlignConfig& config) {
+  std::pair<std::string, std::string> pair;
+  if (!config.input.data_dir.empty()) split_pair(config.input.pair, pair);
+  // A term list named as a BUCC folder names it: terms-<language>.txt, the language a code of 2 or 3 letters.
+  const auto from_name = [](const std::string& path) -> std::string {
+    const std::string name = std::filesystem::path(path).filename().string();
+    const std::string prefix = "terms-", suffix = ".txt";
+    if (name.size() < prefix.size() + suffix.size() + 2 || name.compare(0, prefix.size(), prefix) != 0 ||
+        name.compare(name.size() - suffix.size(), suffix.size(), suffix) != 0)
+      return "";
+    const std::string code = name.substr(prefix.size(), name.size() - prefix.size() - suffix.size());
+    const bool letters = std::all_of(code.begin(), code.end(), [](char c) { return c >= 'a' && c <= 'z'; });
+    return letters && code.size() <= 3 ? code : "";
+  };
+  const auto pick = [&](const std::string& given, const std::string& of_pair, const std::string& list) {
+    return !given.empty() ? given : !of_pair.empty() ? of_pair : from_name(list);
+  };
+  return {pick(config.forms.src_language, pair.first, config.input.src_terms),
+          pick(config.forms.tgt_language, pair.second, config.input.tgt_terms)};
+}
+
+}  // namespace termalign::pipeline

@@ -6,6 +6,7 @@
 #include <iterator>
 #include <unordered_map>
 
+#include "pipeline/stages.h"
 #include "rerank/reranker.h"
 #include "termalign/error.h"
 #include "text/spelling.h"
@@ -38,6 +39,14 @@ Explanation explain_ranking(const CandidateSet& candidates, const std::vector<Ra
   const bool reranked = uses_reranker(config);
   Reranker model;
   Matrix features, contributions;  // of the ranked pairs, in their order
+  // What the agreement order (forms.agreement_order) added to each candidate's model score, by candidate.
+  Eigen::VectorXd order_shift;
+  const bool ordered =
+      reranked && config.forms.agreement_order && !evidence.source_forms.empty() && !evidence.target_forms.empty();
+  if (ordered) {
+    const Eigen::VectorXd model_scores = rerank(evidence, config, candidates.decisions.seedless_models);
+    order_shift = pipeline::agreement_order(evidence, model_scores) - model_scores;
+  }
   if (reranked) {
     const int threads = config.scoring.threads;
     const FeatureTable table = candidate_feature_table(evidence, threads);
@@ -66,6 +75,9 @@ Explanation explain_ranking(const CandidateSet& candidates, const std::vector<Ra
       explanation.columns.push_back("feature:" + name);
       explanation.columns.push_back("contribution:" + name);
     }
+    // Last, so that the features' columns keep their places: the run's own score is the bias, the contributions
+    // and this.
+    explanation.columns.push_back("form_order_shift");
   }
   const Eigen::Index pairs = static_cast<Eigen::Index>(ranked.size());
   explanation.values.resize(pairs, static_cast<Eigen::Index>(explanation.columns.size()));
@@ -86,8 +98,9 @@ Explanation explain_ranking(const CandidateSet& candidates, const std::vector<Ra
     auto row = explanation.values.row(r);
     row(0) = pair.score;
     if (runs > 0) {
-      double own = contributions(r, features.cols());  // the bias, then the contributions
+      double own = contributions(r, features.cols());  // the bias, the contributions, the agreement order
       for (Eigen::Index j = 0; j < features.cols(); ++j) own += contributions(r, j);
+      if (ordered) own += order_shift(static_cast<Eigen::Index>(i));
       for (std::size_t run = 0; run + 1 < runs; ++run)
         row(1 + static_cast<Eigen::Index>(run)) = candidates.earlier_scores[run][i];
       row(run_columns) = static_cast<float>(own);
@@ -102,6 +115,8 @@ Explanation explain_ranking(const CandidateSet& candidates, const std::vector<Ra
         row(base_columns + 1 + 2 * j) = features(r, j);
         row(base_columns + 2 + 2 * j) = contributions(r, j);
       }
+      row(base_columns + 1 + 2 * features.cols()) =
+          ordered ? static_cast<float>(order_shift(static_cast<Eigen::Index>(i))) : 0.0f;
     }
   }
   return explanation;

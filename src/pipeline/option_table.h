@@ -101,6 +101,12 @@ void visit_options(Config& config, Visitor&& visit) {
   visit("orthography", "transliterate", config.orthography.transliterate);
   visit("orthography", "candidates", config.orthography.candidates);
   visit("orthography", "work_bound", config.orthography.work_bound);
+  visit("forms", "enabled", config.forms.enabled);
+  visit("forms", "src_language", config.forms.src_language);
+  visit("forms", "tgt_language", config.forms.tgt_language);
+  visit("forms", "hunspell_dir", config.forms.hunspell_dir);
+  visit("forms", "family_candidates", config.forms.family_candidates);
+  visit("forms", "agreement_order", config.forms.agreement_order);
 }
 
 // A file or folder name, relative to the configuration file that gives it (the seed's "identical",

@@ -26,6 +26,7 @@ namespace pipeline {
 bool is_path_option(const std::string& section, const std::string& key, const std::string& value) {
   if (section == "input" && key == "seed" && is_induced_seed(value)) return false;
   if (section == "input" && key == "reranker" && (value == "default" || value == "none")) return false;
+  if (section == "forms") return key == "hunspell_dir";
   return section == "input"
              ? key != "most_frequent" && key != "corpus_weight" && key != "pair" && key != "corpus_window"
              : section == "output";
@@ -38,7 +39,9 @@ std::string toml_float(double value) {
 }
 
 std::string flag_of(const std::string& section, const std::string& key) {
-  std::string flag = section == "orthography" && key != "transliterate" ? "orthographic-" + key : key;
+  std::string flag = section == "orthography" && key != "transliterate" ? "orthographic-" + key
+                     : section == "forms" && key == "enabled"           ? std::string("word-forms")
+                                                                        : key;
   for (char& c : flag)
     if (c == '_') c = '-';
   return flag;

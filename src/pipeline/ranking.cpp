@@ -5,8 +5,10 @@
 #include <cmath>
 #include <cstdio>
 #include <cstring>
+#include <functional>
 #include <numeric>
 #include <string_view>
+#include <unordered_map>
 
 #include "io/io.h"
 #include "pipeline/stages.h"
@@ -84,9 +86,47 @@ void write_pairs(const std::string& path, const std::vector<RankedPair>& pairs, 
 
 namespace pipeline {
 
+Eigen::VectorXd agreement_order(const CandidateEvidence& e, const Eigen::VectorXd& scores) {
+  if (e.source_forms.empty() || e.target_forms.empty()) return scores;
+  // The candidates by (source term, target family), each group of two or more ordered by agreement.
+  std::unordered_map<std::uint64_t, std::vector<std::uint32_t>> groups;
+  for (std::size_t i = 0; i < e.size(); ++i) {
+    const std::uint32_t family = e.target_forms.family[e.target[i]];
+    if (e.target_forms.family_size[family] > 1)
+      groups[std::uint64_t{e.source[i]} << 32 | family].push_back(static_cast<std::uint32_t>(i));
+  }
+  Eigen::VectorXd ordered = scores;
+  std::vector<double> values;
+  for (auto& [key, members] : groups) {
+    if (members.size() < 2) continue;
+    // A source term in citation form (singular) takes the citation form; an inflected one keeps the model's order,
+    // since the forms that agree with it differ by language (a German plural is often spelt as its singular).
+    const float cited = e.source_forms.citation[e.source[members.front()]];
+    if (cited < 1.0f) continue;
+    const auto agreement = [&](std::uint32_t i) {
+      return -std::abs(cited - e.target_forms.citation[e.target[i]]);
+    };
+    values.clear();
+    for (const std::uint32_t i : members) values.push_back(scores(i));
+    std::sort(values.begin(), values.end(), std::greater<>());
+    std::sort(members.begin(), members.end(), [&](std::uint32_t a, std::uint32_t b) {
+      if (agreement(a) != agreement(b)) return agreement(a) > agreement(b);
+      // A form shorter than its dictionary form is rarely a citation or a plain plural (`таблиц`, a genitive).
+      const float short_a = e.target_forms.shortened[e.target[a]], short_b = e.target_forms.shortened[e.target[b]];
+      if (short_a != short_b) return short_a < short_b;
+      return scores(a) != scores(b) ? scores(a) > scores(b) : a < b;
+    });
+    for (std::size_t k = 0; k < members.size(); ++k) ordered(members[k]) = values[k];
+  }
+  return ordered;
+}
+
 Eigen::VectorXd run_scores(const CandidateSet& candidates, const AlignConfig& config) {
   const CandidateEvidence& evidence = candidates.evidence;
-  if (uses_reranker(config)) return rerank(evidence, config, candidates.decisions.seedless_models);
+  if (uses_reranker(config)) {
+    const Eigen::VectorXd scores = rerank(evidence, config, candidates.decisions.seedless_models);
+    return config.forms.agreement_order ? agreement_order(evidence, scores) : scores;
+  }
   Eigen::VectorXd scores(static_cast<Eigen::Index>(evidence.size()));
   for (std::size_t i = 0; i < evidence.size(); ++i) {
     const double orthographic = config.orthography.weight > 0 ? evidence.orthographic[i] : 0.0;

@@ -390,7 +390,8 @@ class Scheduler {
   // Candidates from the target side (with the full evidence) and from the spellings (orthographic candidates).
   void add_other_candidates() {
     other_ = pipeline::add_other_candidates(config_, full_evidence_, result_.source_terms, result_.target_terms,
-                                            X_, Z_, scored_, tiles_, group_, dictionary_.get());
+                                            X_, Z_, scored_, tiles_, group_, dictionary_.get(),
+                                            corpora_ ? &corpora_->forms : nullptr);
   }
 
   // The candidates by term ids with their evidence: CSLS and cosine always, the rest as configured. What the
@@ -499,7 +500,8 @@ class Scheduler {
   const ProcessGroup& group_;
   VectorCache* cache_;
   const RankedSeed* ranked_;  // a ranked round's seed, else null
-  SharedCorpora* corpora_;    // the corpora's statistics of all the runs of one align(), else null
+  SharedCorpora*
+      corpora_;  // the corpora's statistics and the word forms of all the runs of one align(), else null
   CandidateSet result_;
   PairList seed_;
   std::shared_ptr<const Dictionary> dictionary_;  // --dictionary, read with the inputs

@@ -8,6 +8,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "evidence/corpus_evidence.h"
@@ -122,15 +123,19 @@ struct OtherCandidates {
   bool orthographic = false;
   std::vector<float> reverse_rank;  // by candidate: its source's rank among its target's best sources
   Spellings source_spellings, target_spellings;
+  TermForms source_forms, target_forms;  // with forms.enabled and the full evidence (on rank 0)
 };
 
 // Adds the candidates from the target side (with the full evidence), from the spellings (orthographic
-// candidates) and, with a `dictionary`, from its translations (add_dictionary_candidates) to scored.candidates. In
-// a group every process takes part; rank 0 gets the candidates.
+// candidates), with a `dictionary` from its translations (add_dictionary_candidates) and, with the full evidence
+// and forms.enabled, from the families of word forms (add_family_candidates) to scored.candidates. In
+// a group every process takes part; rank 0 gets the candidates. `forms`, when given, keeps the lists' word forms
+// for the next runs of the same lists (the ranked rounds): computed when it is empty, else read from it.
 OtherCandidates add_other_candidates(const AlignConfig& config, bool full_evidence, const TermList& source_terms,
                                      const TermList& target_terms, const ComposedTerms& X, const ComposedTerms& Z,
                                      CslsSelection& scored, const TileOptions& tiles, const ProcessGroup& group,
-                                     const Dictionary* dictionary = nullptr);
+                                     const Dictionary* dictionary = nullptr,
+                                     std::shared_ptr<const std::pair<TermForms, TermForms>>* forms = nullptr);
 
 // The share of the distinct words of the source terms that the dictionary translates (as a one-word entry):
 // the dictionary's features rank the run from input.dictionary_min_coverage on (decide_dictionary_features).
@@ -143,6 +148,17 @@ std::size_t add_dictionary_candidates(const Dictionary& dictionary, const TermLi
                                       const TermList& target_terms, const ComposedTerms& X, const ComposedTerms& Z,
                                       const NeighbourhoodMeans& means, std::size_t limit, int threads,
                                       std::vector<Candidate>& candidates);
+
+// The members of the families of forms (TermForms) of each source term's `best` targets by CSLS that are not its
+// candidates yet, scored by CSLS like the others (families of more than 16 terms are left alone). Returns how many
+// were added.
+std::size_t add_family_candidates(const TermForms& target_forms, const ComposedTerms& X, const ComposedTerms& Z,
+                                  const NeighbourhoodMeans& means, std::size_t best, int threads,
+                                  std::vector<Candidate>& candidates);
+
+// The lists' languages for their word forms: forms.src_language and tgt_language, else the dataset folder's pair,
+// else the term lists' file names terms-<language>.txt; "" where none says.
+std::pair<std::string, std::string> forms_languages(const AlignConfig& config);
 
 // What the evidence beyond the term vectors reads (full evidence): each list's words with their mapped vectors
 // (term_words, for the compositional evidence; freed once read), the seed, and for the corpus evidence the
@@ -184,6 +200,14 @@ Eigen::VectorXd run_scores(const CandidateSet& candidates, const AlignConfig& co
 std::vector<RankedIndex> ranking_by(const CandidateSet& candidates, const Eigen::VectorXd& scores,
                                     const AlignConfig& config);
 
+// The run's scores with each family's scores among a source term's candidates reassigned in the order of their
+// agreement with the source term (forms.agreement_order): the candidates of a source term in citation form whose
+// targets are of one family of forms (TermForms) keep their set of scores, the best going to the target whose
+// share of words in citation form is nearest the source term's, then to the one with fewer words shorter than
+// their forms (TermForms::shortened), then to the one nearest its forms (TermForms::distance), then to the best
+// scored. Unchanged without both lists' families.
+Eigen::VectorXd agreement_order(const CandidateEvidence& evidence, const Eigen::VectorXd& scores);
+
 // --- Checks (checks.cpp) ---
 
 // The inputs checked against the loaded vectors (sanity.h); a seed lexicon too, not an induced seed (made later).
@@ -223,6 +247,7 @@ std::string format_decisions(const RunDecisions& decisions);
 // corpora's statistics are taken from it, or gathered and kept in it (the runs of one align()).
 struct SharedCorpora {
   std::shared_ptr<const CorpusStatistics> source, target;
+  std::shared_ptr<const std::pair<TermForms, TermForms>> forms;  // the lists' word forms (add_other_candidates)
 };
 CandidateSet scheduled_candidates(const AlignConfig& config, RunDecisions& decisions, bool full_evidence,
                                   AlignmentSummary& stats, const ProcessGroup& group, VectorCache* cache,

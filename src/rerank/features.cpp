@@ -5,6 +5,8 @@
 #include <functional>
 #include <initializer_list>
 #include <iterator>
+#include <limits>
+#include <unordered_map>
 
 #include "termalign/error.h"
 #include "termalign/logging.h"
@@ -19,7 +21,8 @@ using In = const FeatureInputs&;
 using Row = std::size_t;
 constexpr FeatureGroup kBase = FeatureGroup::base, kCompositional = FeatureGroup::compositional,
                        kFrequency = FeatureGroup::corpus_frequency, kContext = FeatureGroup::corpus_context,
-                       kDictionary = FeatureGroup::dictionary, kFirstStage = FeatureGroup::first_stage;
+                       kDictionary = FeatureGroup::dictionary, kForms = FeatureGroup::word_forms,
+                       kFirstStage = FeatureGroup::first_stage;
 
 // Suffixes: _q a quantile among the run's candidates, _s a margin in units of the run's spread (RunScale).
 constexpr Feature kFeatures[] = {
@@ -130,6 +133,23 @@ constexpr Feature kFeatures[] = {
      [](In in, Row i) { return in.dictionary_share_by_target.below_best(i); }},
     {"dict_conflict", kDictionary, [](In in, Row i) { return in.evidence.dictionary_conflict[i]; }},
 
+    // Word forms: the task's target lists hold several forms of a term (`файл`, `файла`, `файлы`) and its gold
+    // the one that agrees with the source in number. Which form each term is (the share of its words in citation
+    // form, the family's most cited or most frequent form), whether the two agree, and where the candidate stands
+    // among its family's members for this source term. Every value means the same in every language.
+    {"form_source_citation", kForms, [](In in, Row i) { return in.source_citation[i]; }},
+    {"form_target_citation", kForms, [](In in, Row i) { return in.target_citation[i]; }},
+    {"form_citation_agreement", kForms,
+     [](In in, Row i) { return 1.0f - std::abs(in.source_citation[i] - in.target_citation[i]); }},
+    {"form_source_citation_best", kForms, [](In in, Row i) { return in.source_citation_best[i]; }},
+    {"form_target_citation_best", kForms, [](In in, Row i) { return in.target_citation_best[i]; }},
+    {"form_target_frequency_best", kForms, [](In in, Row i) { return in.target_frequency_best[i]; }},
+    {"form_source_family_size", kForms, [](In in, Row i) { return in.source_family_size[i]; }},
+    {"form_target_family_size", kForms, [](In in, Row i) { return in.target_family_size[i]; }},
+    {"form_family_candidates", kForms, [](In in, Row i) { return in.family_candidates[i]; }},
+    {"form_family_rank", kForms, [](In in, Row i) { return in.family_by_source.inverse_rank(i); }},
+    {"form_family_below_best_s", kForms, [](In in, Row i) { return in.family_by_source.below_best(i); }},
+
     // A second stage's view of the first: the score, where it stands among the source's and the target's
     // candidates, and the nested terms' support.
     {"stage1_score", kFirstStage, [](In in, Row i) { return in.stage_scores[i]; }},
@@ -139,9 +159,72 @@ constexpr Feature kFeatures[] = {
     {"stage1_target_rank", kFirstStage, [](In in, Row i) { return in.stage_by_target.inverse_rank(i); }},
     {"stage1_below_target_best", kFirstStage, [](In in, Row i) { return in.stage_by_target.below_best(i); }},
     {"stage1_above_target_other", kFirstStage, [](In in, Row i) { return in.stage_by_target.above_other(i); }},
+    {"stage1_family_rank", kFirstStage, [](In in, Row i) { return in.stage_by_family.inverse_rank(i); }},
+    {"stage1_below_family_best", kFirstStage, [](In in, Row i) { return in.stage_by_family.below_best(i); }},
     {"stage1_nested_parts_best", kFirstStage, [](In in, Row i) { return in.nested.parts[i]; }},
     {"stage1_nested_wholes_best", kFirstStage, [](In in, Row i) { return in.nested.wholes[i]; }},
 };
+
+// The word forms' values of every candidate (FeatureInputs), from the evidence's families.
+void compute_form_values(FeatureInputs& in) {
+  const CandidateEvidence& e = in.evidence;
+  const std::size_t n = e.size();
+  // A side without families: each term its own family, in citation form.
+  const auto family_of = [](const TermForms& forms, std::uint32_t term) {
+    return forms.empty() ? term : forms.family[term];
+  };
+  const auto citation_of = [](const TermForms& forms, std::uint32_t term) {
+    return forms.empty() ? 1.0f : forms.citation[term];
+  };
+  const auto size_of = [](const TermForms& forms, std::uint32_t term) {
+    return forms.empty() ? 1.0f : static_cast<float>(forms.family_size[forms.family[term]]);
+  };
+  // Each family's highest citation share over the whole list.
+  const auto most_cited = [](const TermForms& forms) {
+    std::vector<float> best(forms.family_size.size(), 0.0f);
+    for (std::size_t t = 0; t < forms.family.size(); ++t)
+      best[forms.family[t]] = std::max(best[forms.family[t]], forms.citation[t]);
+    return best;
+  };
+  const std::vector<float> source_best = most_cited(e.source_forms), target_best = most_cited(e.target_forms);
+  // With corpora: each target family's highest log frequency among the candidates' targets.
+  const bool frequencies = e.target_log_frequency.size() == n && !e.target_forms.empty();
+  std::vector<float> target_frequent(frequencies ? e.target_forms.family_size.size() : 0,
+                                     -std::numeric_limits<float>::infinity());
+  if (frequencies)
+    for (std::size_t i = 0; i < n; ++i) {
+      float& best = target_frequent[e.target_forms.family[e.target[i]]];
+      best = std::max(best, e.target_log_frequency[i]);
+    }
+  in.source_citation.resize(n);
+  in.target_citation.resize(n);
+  in.source_family_size.resize(n);
+  in.target_family_size.resize(n);
+  in.source_citation_best.resize(n);
+  in.target_citation_best.resize(n);
+  in.target_frequency_best.resize(n);
+  in.family_group.resize(n);
+  std::unordered_map<std::uint64_t, std::uint32_t> groups;  // (source term, target family) -> group
+  for (std::size_t i = 0; i < n; ++i) {
+    const std::uint32_t s = e.source[i], t = e.target[i];
+    in.source_citation[i] = citation_of(e.source_forms, s);
+    in.target_citation[i] = citation_of(e.target_forms, t);
+    in.source_family_size[i] = size_of(e.source_forms, s);
+    in.target_family_size[i] = size_of(e.target_forms, t);
+    in.source_citation_best[i] =
+        e.source_forms.empty() || in.source_citation[i] >= source_best[e.source_forms.family[s]] ? 1.0f : 0.0f;
+    in.target_citation_best[i] =
+        e.target_forms.empty() || in.target_citation[i] >= target_best[e.target_forms.family[t]] ? 1.0f : 0.0f;
+    in.target_frequency_best[i] =
+        frequencies && e.target_log_frequency[i] >= target_frequent[e.target_forms.family[t]] ? 1.0f : 0.0f;
+    const std::uint64_t key = std::uint64_t{s} << 32 | family_of(e.target_forms, t);
+    in.family_group[i] = groups.emplace(key, static_cast<std::uint32_t>(groups.size())).first->second;
+  }
+  std::vector<float> members(groups.size(), 0.0f);
+  for (std::size_t i = 0; i < n; ++i) ++members[in.family_group[i]];
+  in.family_candidates.resize(n);
+  for (std::size_t i = 0; i < n; ++i) in.family_candidates[i] = members[in.family_group[i]];
+}
 
 // The statistics of `group`'s features, computed side by side (one thread each) on `threads` threads.
 void compute_statistics(FeatureInputs& in, FeatureGroup group, int threads) {
@@ -197,10 +280,17 @@ void compute_statistics(FeatureInputs& in, FeatureGroup group, int threads) {
                [&] { in.dictionary_share_by_source = standing(e.source, e.dictionary_share); },
                [&] { in.dictionary_share_by_target = standing(e.target, e.dictionary_share); }};
       break;
+    case kForms:
+      columns_filled({&e.csls});
+      compute_form_values(in);
+      tasks = {[&] { in.family_by_source = standing(in.family_group, e.csls, &in.csls); }};
+      break;
     case kFirstStage:  // its scores are set by add_first_stage
       columns_filled({&in.stage_scores});
+      if (in.family_group.size() != e.size()) compute_form_values(in);
       tasks = {[&] { in.stage_by_source = standing(e.source, in.stage_scores); },
                [&] { in.stage_by_target = standing(e.target, in.stage_scores); },
+               [&] { in.stage_by_family = standing(in.family_group, in.stage_scores); },
                [&] { in.nested = nested_support(e, in.stage_scores); }};
       break;
   }
@@ -224,6 +314,8 @@ const char* to_string(FeatureGroup group) {
       return "corpus-context";
     case kDictionary:
       return "dictionary";
+    case kForms:
+      return "word-forms";
     case kFirstStage:
       return "first-stage";
   }
@@ -247,7 +339,10 @@ FeatureColumns::FeatureColumns(const CandidateEvidence& evidence, int threads)
     : inputs_(evidence), threads_(threads) {
   Progress progress("features, candidates", evidence.size());
   add_group(kBase);
-  if (!evidence.one_to_one.empty()) add_group(kCompositional);
+  if (!evidence.one_to_one.empty()) {
+    add_group(kCompositional);
+    add_group(kForms);
+  }
   if (!evidence.context_similarity.empty()) {
     add_group(kFrequency);
     add_group(kContext);

@@ -18,8 +18,16 @@
 namespace termalign::detail {
 
 // The ablation's units; a model's columns come from the groups its run computes.
-enum class FeatureGroup { base, compositional, corpus_frequency, corpus_context, dictionary, first_stage };
-// "base", "compositional", "corpus-frequency", "corpus-context", "dictionary", "first-stage".
+enum class FeatureGroup {
+  base,
+  compositional,
+  corpus_frequency,
+  corpus_context,
+  dictionary,
+  word_forms,
+  first_stage
+};
+// "base", "compositional", "corpus-frequency", "corpus-context", "dictionary", "word-forms", "first-stage".
 const char* to_string(FeatureGroup group);
 bool needs_corpora(FeatureGroup group);
 
@@ -48,9 +56,17 @@ struct FeatureInputs {
   // dictionary
   Standing dictionary_entry_by_source, dictionary_entry_by_target, dictionary_share_by_source,
       dictionary_share_by_target;
+  // word forms (TermForms; a side without families: each term its own, all its words in citation form), by
+  // candidate: the two terms' shares of words in citation form, their families' sizes, whether each is its
+  // family's most cited form (and the target its family's most frequent in the corpus, with corpora); the
+  // candidates of one source term in one target family (family_group), and where each stands among them
+  std::vector<float> source_citation, target_citation, source_family_size, target_family_size;
+  std::vector<float> source_citation_best, target_citation_best, target_frequency_best, family_candidates;
+  std::vector<std::uint32_t> family_group;
+  Standing family_by_source;
   // first stage: its scores
   std::vector<float> stage_scores;
-  Standing stage_by_source, stage_by_target;
+  Standing stage_by_source, stage_by_target, stage_by_family;
   NestedSupport nested;
 };
 
@@ -70,8 +86,9 @@ const Feature* find_feature(std::string_view name);
 // 360 MB). The evidence must outlive it.
 class FeatureColumns {
  public:
-  // The groups the evidence allows: base, compositional with evidence.one_to_one, the corpus groups with
-  // evidence.context_similarity, the dictionary's with evidence.dictionary_entry.
+  // The groups the evidence allows: base, compositional and word forms with evidence.one_to_one (the full
+  // evidence), the corpus groups with evidence.context_similarity, the dictionary's with
+  // evidence.dictionary_entry.
   FeatureColumns(const CandidateEvidence& evidence, int threads);
   // The first stage's group alone.
   FeatureColumns(const CandidateEvidence& evidence, const Eigen::VectorXd& first_scores, int threads);

@@ -37,9 +37,10 @@ struct FeatureTable {
 // model trained on one language pair and vector space applies to others. Computed on `threads` threads (0: all).
 FeatureTable candidate_feature_table(const CandidateEvidence& evidence, int threads = 1);
 
-// The group of a feature name: "base", "compositional", "corpus-frequency", "corpus-context" (the ablation's
-// units) or "first-stage" (a second stage's inputs); "" for a name that is no feature. The features, their
-// groups and how each is computed are one table (src/rerank/features.cpp); a model file naming another is refused.
+// The group of a feature name: "base", "compositional", "corpus-frequency", "corpus-context", "dictionary",
+// "word-forms" (the ablation's units) or "first-stage" (a second stage's inputs); "" for a name that is no
+// feature. The features, their groups and how each is computed are one table (src/rerank/features.cpp); a model
+// file naming another is refused.
 std::string feature_group(const std::string& name);
 // The first of `names` that needs the corpora (a "corpus-..." group), or null when none does.
 const std::string* first_corpus_feature(const std::vector<std::string>& names);
