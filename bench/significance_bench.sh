@@ -38,7 +38,7 @@ for name, skill in (("run1", 1.0), ("run2", 1.1)):
         run.writelines(f"s{i // per_term}\tt{i // per_term}_{i % per_term}\n" for i in order)
 PY
 export OMP_NUM_THREADS=$threads
-/usr/bin/time -f "wall %e s, peak RSS %M kB" "$build/termalign" -q evaluate --gold "$work/gold.tsv" \
+/usr/bin/time -f "wall %e s, CPU %U s user + %S s system, peak RSS %M kB" "$build/termalign" -q evaluate --gold "$work/gold.tsv" \
   --pred "$work/run1.tsv" --pred "$work/run2.tsv" --resamples "$resamples" --format tsv
 if [[ $reference_resamples -gt 0 ]]; then
   echo "NumPy reference, $reference_resamples resamples:"
