@@ -214,23 +214,27 @@ std::vector<double> bootstrap_differences(const std::vector<Event>& events, cons
     thread_local std::vector<std::uint8_t> rows, copies;
     rows.assign(static_cast<std::size_t>(n_sources) * lanes, 0);
     copies.resize(static_cast<std::size_t>(n_sources) * lanes);
+    // Locals, not re-read through the captures after each byte written (a byte store may alias anything).
+    const std::size_t n = n_sources;
+    std::uint8_t* const row_data = rows.data();
+    std::uint8_t* const table = copies.data();
+    const std::uint64_t* const gold_count = prepared.gold_count.data();
     std::uint64_t drawn_gold[lanes] = {};
     for (std::size_t lane = 0; lane < n_lanes; ++lane) {
-      std::uint8_t* row = &rows[lane * n_sources];
+      std::uint8_t* const row = row_data + lane * n;
       Stream draws(significance.seed, bootstrap_stream, first + lane);
-      const std::uint64_t* gold_count = prepared.gold_count.data();  // not re-read after each byte written
       std::uint64_t gold_drawn = 0;
-      for (std::uint32_t k = 0; k < n_sources; ++k) {
-        const std::uint32_t s = draws.below(n_sources);
+      for (std::size_t k = 0; k < n; ++k) {
+        const std::uint32_t s = draws.below(static_cast<std::uint32_t>(n));
         TERMALIGN_CHECK(row[s] < 255, "a source term drawn 255 times in one resample");
         ++row[s];
         gold_drawn += gold_count[s];
       }
       drawn_gold[lane] = gold_drawn;
     }
-    for (std::uint32_t s = 0; s < n_sources; ++s) {
-      std::uint8_t* counts = &copies[static_cast<std::size_t>(s) * lanes];
-      for (std::size_t lane = 0; lane < lanes; ++lane) counts[lane] = rows[lane * n_sources + s];
+    for (std::size_t s = 0; s < n; ++s) {
+      std::uint8_t* const counts = table + s * lanes;
+      for (std::size_t lane = 0; lane < lanes; ++lane) counts[lane] = row_data[lane * n + s];
     }
     const LaneSums resampled = walk_resampled(events, copies);
     for (std::size_t lane = 0; lane < n_lanes; ++lane)
