@@ -523,4 +523,17 @@ TEST_CASE("ablation: bad repeat and test options are usage errors in words", "[a
   options.baseline = 3;
   CHECK_THROWS_WITH(run_ablation(read_grid(grid_path), options),
                     Catch::Contains("--baseline 3: the grid has 2 runs."));
+  // From the CLI: usage errors (exit 2), before any run, and no results written.
+  const fs::path out = fs::path(grid_path).parent_path() / "out";
+  for (const auto& [flags, message] : std::vector<std::pair<std::string, std::string>>{
+           {"--repeats 0", "--repeats must be at least 1 (got 0)."},
+           {"--level 1", "--level is a significance level, above 0 and below 1 (got 1)."},
+           {"--baseline 3", "--baseline 3: the grid has 2 runs."},
+           {"--resamples 0", "must be at least 1 (got 0)"}}) {
+    const auto result =
+        ::run(std::string("'") + TERMALIGN_CLI + "' ablate --grid '" + grid_path + "' " + flags + " 2>&1");
+    CHECK(result.exit_code == 2);
+    CHECK_THAT(result.output, Catch::Contains(message));
+    CHECK_FALSE(fs::exists(out / "results.csv"));
+  }
 }
