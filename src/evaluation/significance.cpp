@@ -137,6 +137,7 @@ void transpose_rows(const std::uint8_t* rows, std::size_t n, std::uint8_t* table
 // Every pair goes to one side in each lane, so only side 1's position and true pairs are counted; side 0's are
 // the pairs walked so far minus those.
 LaneSums walk_swapped(const std::vector<Event>& events, const std::vector<std::uint32_t>& swapped) {
+  static_assert(lanes <= 32, "a term's swaps are the bits of one 32-bit word");
   LaneSums sums;
   std::uint32_t walked = 0, walked_hits = 0;
   std::uint32_t* position = sums.position[1];
