@@ -287,6 +287,14 @@ if [[ $REAL_SIZE == run ]]; then
     if cmp -s "$DR/$plain.tsv" "$DR/$gz.tsv"; then echo "$plain $gz identical"; else echo "$plain $gz DIFFERENT"; fi
   done >"$RESULTS/identical-gz.txt"
 fi
+
+step "h. evaluate's comparison of two runs at BUCC test size (10,000 resamples): 3 runs, then the NumPy reference"
+for run in 1 2 3; do
+  "$ROOT/bench/significance_bench.sh" --build "$BUILD" --work "$WORK/significance" --reference-resamples 0 \
+    >"$RESULTS/significance.txt.$run" 2>&1
+done
+"$ROOT/bench/significance_bench.sh" --build "$BUILD" --work "$WORK/significance" --reference-resamples 500 \
+  >"$RESULTS/significance-reference.txt" 2>&1
 echo "load_end=$(cut -d' ' -f1-3 /proc/loadavg)" >>"$RESULTS/machine.txt"
 fi
 
@@ -520,6 +528,32 @@ if machine.get("real_size", "skip") == "run":
               "-DTERMALIGN_WITH_ISAL=OFF); their outputs are compared byte for byte with the uncompressed runs' "
               "(below).", "", f"The reference printed: `{reference_line}`."]
 
+# h: evaluate's comparison of two runs (bench/significance_bench.sh), fastest of its runs, and the NumPy reference.
+significance = None
+if glob.glob(f"{results}/significance.txt.*"):
+    def significance_run(path):
+        text = open(path).read()
+        m = re.search(r"wall ([\d.]+) s, CPU ([\d.]+) s user \+ ([\d.]+) s system, peak RSS (\d+) kB", text)
+        row = [line for line in text.splitlines() if line.count("\t") > 8 and "[" in line][-1].split("\t")
+        return float(m[1]), float(m[2]) + float(m[3]), int(m[4]) / 1024, row
+    significance = min(significance_run(path) for path in glob.glob(f"{results}/significance.txt.*"))
+    reference = open(f"{results}/significance-reference.txt").read()
+    measured = re.search(r"NumPy reference, (\d+) resamples:\n(.*)\nseconds: .*total ([\d.]+)", reference)
+    scaled = float(re.search(r"scaled to \d+ resamples: ([\d.]+) s", reference)[1])
+    row = significance[3]
+    lines += ["", "## h. `evaluate` comparing two runs at BUCC test size, 2 threads", "",
+              "20k source terms, a gold of 16k pairs, two ranked lists of 100k pairs (`bench/significance_bench.sh`): "
+              "the paired bootstrap's 95 % interval of the AP difference and the paired randomisation test, 10,000 "
+              f"resamples each, fastest of {len(glob.glob(f'{results}/significance.txt.*'))} runs (the whole "
+              "command: reading the three files, scoring both runs, the two tests). The NumPy reference "
+              "(`bench/reference/significance_reference.py`, each resample a pass of cumulative sums over the lists, "
+              f"batches of 16 resamples) ran {measured[1]} resamples; its time is scaled to 10,000.", "",
+              "| run | wall (s) | CPU (s) | peak RSS (MiB) | difference | 95 % interval | p |", "|---|---|---|---|---|---|---|",
+              f"| `termalign evaluate`, two --pred | {significance[0]:.2f} | {significance[1]:.2f} | "
+              f"{significance[2]:.0f} | {row[-3]} | {row[-2]} | {row[-1]} |",
+              f"| NumPy reference, {measured[1]} resamples (scaled to 10,000: {scaled:.0f} s) | "
+              f"{float(measured[3]):.1f} | | | `{measured[2]}` | | |"]
+
 met = lambda ok: "met" if ok else "**not met**"
 worst_ratio = min(ratios.values())
 lines += ["", "## Targets", "", "| target | measured | |", "|---|---|---|",
@@ -572,6 +606,10 @@ if large is not None and has_bf16:
                  f"{large[0] / large_fp32[0]:.2f}x | {met(large[0] <= 0.65 * large_fp32[0])} |")
 lines.append(f"| bf16 outputs identical to fp32 in every case | {len(identical)} `align` comparisons, every "
              f"bench_scoring bf16 result | {met(all_identical)} |")
+if significance is not None:
+    lines.append(f"| evaluate's comparison of two runs, BUCC test size, 10,000 resamples: < 2 s on 2 cores | "
+                 f"{significance[0]:.2f} s ({scaled / significance[0]:.0f}x faster than NumPy) | "
+                 f"{met(significance[0] < 2)} |")
 open(out, "w").write("\n".join(lines) + "\n")
 print("\n".join(lines))
 

@@ -93,7 +93,7 @@ void bind_runs(py::module_& m) {
   m.def(
       "compare",
       [](py::object gold, py::list preds, py::object src_terms, py::object tgt_terms, bool ignore_oov,
-         std::size_t resamples, std::uint64_t seed, int threads) {
+         std::size_t resamples, std::uint64_t seed, int threads, bool intervals) {
         const PairList gold_pairs = pair_list(gold, PairFileKind::gold);
         std::vector<PairList> lists;
         std::vector<std::string> names;
@@ -136,16 +136,25 @@ void bind_runs(py::module_& m) {
             runs[r].has_difference = true;
             runs[r].difference = differences[r];
           }
+          if (intervals) {
+            const std::vector<ApInterval> own =
+                ap_intervals(gold_pairs, pointers, source_list, target_list, options, significance);
+            for (std::size_t r = 0; r < runs.size(); ++r) {
+              runs[r].has_interval = true;
+              runs[r].interval = own[r];
+            }
+          }
           json = format_table(runs, TableFormat::json);
         });
         return py::module_::import("json").attr("loads")(json);
       },
       py::arg("gold"), py::arg("preds"), py::arg("src_terms") = py::none(), py::arg("tgt_terms") = py::none(),
       py::arg("ignore_oov") = false, py::arg("resamples") = SignificanceOptions().resamples,
-      py::arg("seed") = SignificanceOptions().seed, py::arg("threads") = 0,
+      py::arg("seed") = SignificanceOptions().seed, py::arg("threads") = 0, py::arg("intervals") = false,
       "Scores several ranked lists against one gold and compares each with the first: a list of evaluate()'s "
       "dicts with a \"run\" key (the file, or run1, run2, ... for lists of pairs) and, after the first, "
-      "\"difference\": {ap, interval, p_value, resamples}, as `termalign evaluate --json` with several --pred.");
+      "\"difference\": {ap, interval, p_value, resamples}, as `termalign evaluate --json` with several --pred; "
+      "intervals=True adds each run's \"ap_interval\": [lo, hi] (evaluate --intervals).");
 
   m.def(
       "report",

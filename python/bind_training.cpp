@@ -4,6 +4,7 @@
 #include <pybind11/stl.h>
 
 #include <cstdint>
+#include <filesystem>
 #include <string>
 #include <vector>
 
@@ -92,11 +93,22 @@ void bind_training(py::module_& m) {
 
   m.def(
       "ablate",
-      [](py::object grid, py::object base, py::object plot_script) {
+      [](py::object grid, py::object base, py::object plot_script, std::size_t repeats, std::size_t baseline,
+         double level, std::size_t resamples, std::uint64_t test_seed) {
         const std::string grid_path = fspath(grid);
         const std::string base_path = base.is_none() ? std::string() : fspath(base);
         AblationOptions options;
-        if (!plot_script.is_none()) options.plot_script = fspath(plot_script);
+        if (!plot_script.is_none()) {
+          options.plot_script = fspath(plot_script);
+          options.results_plot_script =
+              (std::filesystem::path(options.plot_script).parent_path() / "plot_ablation.py").string();
+        }
+        options.repeats = repeats;
+        options.baseline = baseline;
+        options.level = level;
+        options.significance.resamples = resamples;
+        options.significance.seed = test_seed;
+        validate(options);
         follow_python_level();
         const AblationResult result =
             without_gil([&] { return run_ablation(read_grid(grid_path, base_path), options); });
@@ -113,16 +125,30 @@ void bind_training(py::module_& m) {
           row["options"] = values;
           row["labels"] = labels;
           row["seconds"] = run.seconds;
+          row["ap_mean"] = run.ap;
+          row["ap_sd"] = run.ap_sd;
+          row["ap_repeats"] = run.repeat_ap;
+          row["baseline"] = run.baseline;
+          row["compared"] = run.compared;
+          row["difference"] = run.compared ? py::object(py::float_(run.difference)) : py::object(py::none());
+          row["p_value"] = run.compared ? py::object(py::float_(run.p_value)) : py::object(py::none());
+          row["significant"] = run.significant;
           runs.append(row);
         }
         return runs;
       },
       py::arg("grid"), py::arg("base") = py::none(), py::arg("plot_script") = py::none(),
-      "Runs a grid as `termalign ablate --grid GRID [--base BASE]` does, writing the same files into the grid's "
-      "[output] dir: the runs, best AP first, as dicts of `termalign evaluate --json`'s keys plus `run` (its "
-      "number), `options` (each varied option's value, typed: int, float, bool or str; options varied together "
-      "each under its own name), `labels` (each axis's value as results.md shows it) and `seconds`. plot_script: "
-      "scripts/plot_curve.py to draw the best run's curve (default: none).");
+      py::arg("repeats") = AblationOptions().repeats, py::arg("baseline") = AblationOptions().baseline,
+      py::arg("level") = AblationOptions().level, py::arg("resamples") = SignificanceOptions().resamples,
+      py::arg("test_seed") = SignificanceOptions().seed,
+      "Runs a grid as `termalign ablate --grid GRID [--base BASE] [--repeats N ...]` does, writing the same files "
+      "into the grid's [output] dir: the runs, best mean AP first, as dicts of `termalign evaluate --json`'s keys "
+      "(the first repeat's) plus `run` (its number), `options` (each varied option's value, typed: int, float, "
+      "bool or str; options varied together each under its own name), `labels` (each axis's value as results.md "
+      "shows it), `seconds`, `ap_mean`, `ap_sd`, `ap_repeats` (over the repeats: mapping.refine_split_seed + 0 "
+      "to repeats - 1), `baseline`, `compared`, `difference`, `p_value` (None where not compared) and "
+      "`significant` (p below level, against run `baseline`). plot_script: scripts/plot_curve.py to draw the best "
+      "run's curve, and plot_ablation.py beside it the table's plot (default: none).");
 
   const TrainVectorsOptions kVectorDefaults;
   m.def(

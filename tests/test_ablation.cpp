@@ -1,4 +1,8 @@
+#include <spdlog/fmt/fmt.h>
+
+#include <algorithm>
 #include <catch2/catch.hpp>
+#include <cmath>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -119,12 +123,13 @@ TEST_CASE("ablation: a 2 x 2 grid over the sample, best run reproduced from best
     CHECK(result.runs[i - 1].evaluation.ap >= result.runs[i].evaluation.ap);
   }
 
-  // One header (and the Markdown rule) plus one row per run; the CSV rows agree with the returned runs.
-  CHECK(file_lines((out / "results.md").string()).size() == 2 + 4);
+  // One header (and the Markdown rule) plus one row per run, then a blank line and the legend; the CSV rows agree
+  // with the returned runs.
+  CHECK(file_lines((out / "results.md").string()).size() == 2 + 4 + 2);
   const auto csv = file_lines((out / "results.csv").string());
   REQUIRE(csv.size() == 1 + 4);
   const auto columns = split(csv[0], ',');
-  REQUIRE(columns.size() == 1 + 2 + 10);
+  REQUIRE(columns.size() == 1 + 2 + 14);
   CHECK(columns[1] == "scoring.k");
   CHECK(columns[3] == "AP");
   CHECK(columns.back() == "seconds");
@@ -364,5 +369,171 @@ TEST_CASE("ablation: a grid loads each vector file once and reuses mapped terms,
   for (const auto& run : result.runs) {
     INFO("run " << run.number);
     CHECK(direct_ap(run.config) == Approx(run.evaluation.ap).epsilon(1e-12));  // a fresh run, no cache
+  }
+}
+
+namespace {
+
+std::size_t column_of(const std::vector<std::string>& columns, const std::string& name) {
+  const auto found = std::find(columns.begin(), columns.end(), name);
+  REQUIRE(found != columns.end());
+  return static_cast<std::size_t>(found - columns.begin());
+}
+
+const AblationRun& run_number(const AblationResult& result, std::size_t number) {
+  for (const auto& run : result.runs) {
+    if (run.number == number) return run;
+  }
+  FAIL("no run " << number);
+  return result.runs.front();
+}
+
+}  // namespace
+
+TEST_CASE("ablation: repeats run the refinement's split seeds + 0..N-1, the first as the plain ablate",
+          "[ablate]") {
+  // The defaults refine the mapping with a held-out split of the seed lexicon: its seed is the run's random
+  // choice.
+  const std::string grid_path = write_grid("repeats", "[grid]\n\"scoring.k\" = [10]\n");
+  const AblationGrid grid = read_grid(grid_path);
+  AblationOptions options;
+  options.repeats = 2;
+  const AblationResult repeated = run_ablation(grid, options);
+  REQUIRE(repeated.runs.size() == 1);
+  const AblationRun& run = repeated.runs.front();
+  REQUIRE(run.repeat_ap.size() == 2);
+  AlignConfig config = run.config;
+  CHECK(run.repeat_ap[0] == direct_ap(config));
+  config.mapping.refine_split_seed += 1;
+  CHECK(run.repeat_ap[1] == direct_ap(config));
+  CHECK(run.ap == Approx((run.repeat_ap[0] + run.repeat_ap[1]) / 2).epsilon(1e-15));
+  CHECK(run.ap_sd == Approx(std::abs(run.repeat_ap[0] - run.repeat_ap[1]) / std::sqrt(2.0)).margin(1e-15));
+  CHECK(run.evaluation.ap == run.repeat_ap[0]);  // the first repeat's scores, the configured seed's
+  CHECK(run.baseline);
+  CHECK_FALSE(run.compared);
+
+  // repeats = 1 is the plain ablate: one run at the configured seed, sd 0.
+  const AblationResult plain = run_ablation(grid, AblationOptions{});
+  REQUIRE(plain.runs.size() == 1);
+  CHECK(plain.runs[0].repeat_ap.size() == 1);
+  CHECK(plain.runs[0].ap == run.repeat_ap[0]);
+  CHECK(plain.runs[0].evaluation.ap == run.repeat_ap[0]);
+  CHECK(plain.runs[0].ap_sd == 0);
+}
+
+TEST_CASE("ablation: the sd over repeats is 0 when the split seed plays no part", "[ablate]") {
+  // Without refinement iterations no split is drawn: every repeat is the same run.
+  const std::string grid_path =
+      write_grid("seedless-repeats", "[base.mapping]\nrefine_iterations = 0\n\n[grid]\n\"scoring.k\" = [10]\n");
+  AblationOptions options;
+  options.repeats = 3;
+  const AblationResult result = run_ablation(read_grid(grid_path), options);
+  REQUIRE(result.runs.size() == 1);
+  const AblationRun& run = result.runs.front();
+  REQUIRE(run.repeat_ap.size() == 3);
+  CHECK(run.repeat_ap[1] == run.repeat_ap[0]);
+  CHECK(run.repeat_ap[2] == run.repeat_ap[0]);
+  CHECK(run.ap_sd == 0);
+  CHECK(run.ap == Approx(run.repeat_ap[0]).epsilon(1e-15));
+}
+
+TEST_CASE("ablation: a point identical to the baseline is never marked, a far worse one is, in every output",
+          "[ablate]") {
+  // Run 2 differs from the baseline only in its thread count (the outputs are identical for any); run 3 drops the
+  // re-ranker, which costs the sample about a third of its AP.
+  const std::string grid_path = write_grid("marks",
+                                           "[grid]\nvariant = [{scoring.threads = 0}, {scoring.threads = 1}, "
+                                           "{input.reranker = \"none\"}]\n");
+  AblationOptions options;
+  options.repeats = 2;
+  options.significance.resamples = 2000;
+  options.results_plot_script = source_dir + "/scripts/plot_ablation.py";
+  const AblationResult result = run_ablation(read_grid(grid_path), options);
+  REQUIRE(result.runs.size() == 3);
+  const AblationRun& baseline = run_number(result, 1);
+  const AblationRun& same = run_number(result, 2);
+  const AblationRun& worse = run_number(result, 3);
+  CHECK(baseline.baseline);
+  CHECK_FALSE(baseline.significant);
+  CHECK(same.repeat_ap == baseline.repeat_ap);
+  CHECK(same.compared);
+  CHECK(same.difference == 0);
+  CHECK(same.p_value == 1);
+  CHECK_FALSE(same.significant);
+  CHECK(worse.compared);
+  CHECK(worse.difference == Approx(worse.ap - baseline.ap).epsilon(1e-15));
+  CHECK(worse.difference < -0.1);
+  CHECK(worse.p_value < 0.05);
+  CHECK(worse.p_value >= 1.0 / 2001);
+  CHECK(worse.significant);
+
+  const fs::path out = fs::path(grid_path).parent_path() / "out";
+  // CSV: mean, sd and the mark of each run.
+  const auto csv = file_lines((out / "results.csv").string());
+  REQUIRE(csv.size() == 1 + 3);
+  const auto columns = split(csv[0], ',');
+  const std::size_t number = 0, ap = column_of(columns, "AP"), sd = column_of(columns, "AP sd"),
+                    mark = column_of(columns, "significant"), p = column_of(columns, "p");
+  for (std::size_t i = 1; i < csv.size(); ++i) {
+    const auto row = split(csv[i], ',');
+    REQUIRE(row.size() == columns.size());
+    const AblationRun& run = run_number(result, std::stoul(row[number]));
+    CHECK(std::stod(row[ap]) == Approx(run.ap).margin(1e-6));
+    CHECK(std::stod(row[sd]) == Approx(run.ap_sd).margin(1e-6));
+    CHECK(row[mark] == (run.baseline ? "baseline" : run.significant ? "yes" : "no"));
+    if (!run.baseline) CHECK(std::stod(row[p]) == Approx(run.p_value).margin(1e-6));
+  }
+  // Markdown: the same rows, and the legend naming the repeats, the test and the level.
+  const std::string markdown = read_file((out / "results.md").string());
+  CHECK_THAT(markdown, Catch::Contains("the mean over 2 repeats, mapping.refine_split_seed + 0 to 1"));
+  CHECK_THAT(markdown, Catch::Contains("significant: p < 0.05"));
+  CHECK_THAT(markdown, Catch::Contains("| yes |"));
+  CHECK_THAT(markdown, Catch::Contains("| baseline |"));
+  // JSON: the settings and one object per run, the marks as booleans.
+  const std::string json = read_file((out / "results.json").string());
+  CHECK_THAT(json, Catch::Contains("\"repeats\": 2,"));
+  CHECK_THAT(json, Catch::Contains("\"resamples\": 2000,"));
+  CHECK_THAT(json, Catch::Contains(fmt::format("\"run\": 3, \"options\": {{\"variant\": \"none\"}}, \"ap\": {}, "
+                                               "\"ap_sd\": {}, \"ap_repeats\": [{}, {}]",
+                                               worse.ap, worse.ap_sd, worse.repeat_ap[0], worse.repeat_ap[1])));
+  CHECK_THAT(json, Catch::Contains(fmt::format("\"difference\": {}, \"p_value\": {}, \"significant\": true",
+                                               worse.difference, worse.p_value)));
+  CHECK_THAT(json, Catch::Contains("\"difference\": 0, \"p_value\": 1, \"significant\": false"));
+  // The plot of the table, when matplotlib is there.
+  if (std::system("/usr/bin/python3 -c 'import matplotlib' 2>/dev/null") == 0) {
+    std::ifstream png((out / "results.png").string(), std::ios::binary);
+    char magic[8] = {};
+    png.read(magic, 8);
+    CHECK(std::string(magic, 8) == "\x89PNG\r\n\x1a\n");
+  }
+}
+
+TEST_CASE("ablation: bad repeat and test options are usage errors in words", "[ablate]") {
+  AblationOptions options;
+  options.repeats = 0;
+  CHECK_THROWS_WITH(validate(options), Catch::Contains("--repeats must be at least 1"));
+  options = AblationOptions{};
+  options.level = 1.5;
+  CHECK_THROWS_WITH(validate(options), Catch::Contains("--level is a significance level"));
+  options = AblationOptions{};
+  options.significance.resamples = 0;
+  CHECK_THROWS_WITH(validate(options), Catch::Contains("--resamples"));
+  const std::string grid_path = write_grid("bad-baseline", "[grid]\n\"scoring.k\" = [3, 10]\n");
+  options = AblationOptions{};
+  options.baseline = 3;
+  CHECK_THROWS_WITH(run_ablation(read_grid(grid_path), options),
+                    Catch::Contains("--baseline 3: the grid has 2 runs."));
+  // From the CLI: usage errors (exit 2), before any run, and no results written.
+  const fs::path out = fs::path(grid_path).parent_path() / "out";
+  for (const auto& [flags, message] : std::vector<std::pair<std::string, std::string>>{
+           {"--repeats 0", "--repeats must be at least 1 (got 0)."},
+           {"--level 1", "--level is a significance level, above 0 and below 1 (got 1)."},
+           {"--baseline 3", "--baseline 3: the grid has 2 runs."},
+           {"--resamples 0", "must be at least 1 (got 0)"}}) {
+    const auto result =
+        ::run(std::string("'") + TERMALIGN_CLI + "' ablate --grid '" + grid_path + "' " + flags + " 2>&1");
+    CHECK(result.exit_code == 2);
+    CHECK_THAT(result.output, Catch::Contains(message));
+    CHECK_FALSE(fs::exists(out / "results.csv"));
   }
 }

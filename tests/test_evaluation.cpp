@@ -610,3 +610,59 @@ TEST_CASE("zero resamples is a usage error", "[evaluation][significance]") {
   options.resamples = 0;
   CHECK_THROWS_AS(termalign::validate(options), termalign::Error);
 }
+
+TEST_CASE("each run's AP interval is the bootstrap of its AP over its own source terms",
+          "[evaluation][significance]") {
+  const PairList gold = gold_of(40);
+  const PairList perfect = run_with_moved(40, 0), moved = run_with_moved(40, 15);
+  SignificanceOptions options;
+  options.resamples = 3000;
+  const auto intervals = termalign::ap_intervals(gold, {&perfect, &moved}, nullptr, nullptr, {}, options);
+  REQUIRE(intervals.size() == 2);
+  // A perfect list is perfect on every resample.
+  CHECK(intervals[0].ap == 1);
+  CHECK(intervals[0].low == 1);
+  CHECK(intervals[0].high == 1);
+  CHECK(intervals[0].resamples == 3000);
+  CHECK(intervals[1].ap == Approx(ap_with_moved(40, 15)).epsilon(1e-12));
+  CHECK(intervals[1].low < intervals[1].ap);
+  CHECK(intervals[1].ap < intervals[1].high);
+  // The same draws as the paired bootstrap against an empty list, whose AP is 0 on every resample: the same
+  // interval to the last bit.
+  const PairList empty;
+  const Difference against_empty = compare(gold, empty, moved, 3000);
+  CHECK(intervals[1].low == against_empty.low);
+  CHECK(intervals[1].high == against_empty.high);
+  // The same for any thread count.
+  options.threads = 1;
+  const auto serial = termalign::ap_intervals(gold, {&moved}, nullptr, nullptr, {}, options);
+  options.threads = 2;
+  const auto parallel = termalign::ap_intervals(gold, {&moved}, nullptr, nullptr, {}, options);
+  CHECK(serial[0].low == parallel[0].low);
+  CHECK(serial[0].high == parallel[0].high);
+  CHECK(serial[0].low == intervals[1].low);
+}
+
+TEST_CASE("the sign-flip test over units: p by hand where it is known", "[evaluation][significance]") {
+  SignificanceOptions options;
+  options.resamples = 20000;
+  // No difference anywhere, or one unit's alone (every flip keeps |sum|): p = 1.
+  CHECK(termalign::sign_flip_p_value(std::vector<double>(50, 0.0), options) == 1);
+  std::vector<double> one(50, 0.0);
+  one[17] = 0.3;
+  CHECK(termalign::sign_flip_p_value(one, options) == 1);
+  // Ten equal differences: |sum| is as large only with all ten signs alike, p = 2 / 2^10 (Monte Carlo sd 0.0003).
+  const double p = termalign::sign_flip_p_value(std::vector<double>(10, 0.01), options);
+  CHECK(p == Approx(2.0 / 1024).margin(0.001));
+  // Half of 40 units up, half down by as much: the sum is 0, and every resample is at least as large.
+  std::vector<double> balanced;
+  for (int i = 0; i < 20; ++i) balanced.insert(balanced.end(), {0.02, -0.02});
+  CHECK(termalign::sign_flip_p_value(balanced, options) == 1);
+  // The same figure for any thread count.
+  options.threads = 1;
+  const double serial = termalign::sign_flip_p_value(std::vector<double>(10, 0.01), options);
+  options.threads = 2;
+  CHECK(termalign::sign_flip_p_value(std::vector<double>(10, 0.01), options) == serial);
+  options.resamples = 0;
+  CHECK_THROWS_AS(termalign::sign_flip_p_value(one, options), termalign::Error);
+}

@@ -145,7 +145,24 @@ TEST_CASE("the report's scores are evaluate's, cell for cell and in its JSON blo
       gold, {&predicted[0], &predicted[1]}, &sources, &targets, evaluation, termalign::SignificanceOptions{});
   runs[1].has_difference = true;
   runs[1].difference = differences[1];
+  // Each run's AP with its own bootstrap interval over source terms, as `evaluate --intervals` gives it: the
+  // interval's AP is evaluate's and the interval holds it; the page shows it beside the AP.
+  const std::vector<termalign::ApInterval> intervals = termalign::ap_intervals(
+      gold, {&predicted[0], &predicted[1]}, &sources, &targets, evaluation, termalign::SignificanceOptions{});
+  REQUIRE(intervals.size() == 2);
+  for (std::size_t r = 0; r < 2; ++r) {
+    CHECK(intervals[r].ap == Approx(runs[r].result.ap).margin(1e-12));
+    CHECK(intervals[r].low <= intervals[r].ap);
+    CHECK(intervals[r].ap <= intervals[r].high);
+    CHECK(intervals[r].low < intervals[r].high);  // a handful of source terms: the AP moves with the draw
+    CHECK(intervals[r].resamples == 10000);
+    CHECK(page.find(fmt::format("<td class=interval>[{:.4f}, {:.4f}]</td>", intervals[r].low,
+                                intervals[r].high)) != std::string::npos);
+    runs[r].has_interval = true;
+    runs[r].interval = intervals[r];
+  }
   CHECK(json_block(page) == termalign::format_table(runs, termalign::TableFormat::json));
+  CHECK(json_block(page).find("\"ap_interval\": [") != std::string::npos);
   CHECK(page.find(fmt::format("<td>{:+.4f}</td>", differences[1].ap)) != std::string::npos);
 
   // The visible cells: 17 summary and 15 breakdown cells per run, each as the scorer's value to 6 decimals.
@@ -180,8 +197,8 @@ TEST_CASE("the report's scores are evaluate's, cell for cell and in its JSON blo
   const auto report =
       run(cli() + " -q report --gold '" + data.gold + "'" + lists + runs_arguments + " --out '" + out + "'");
   REQUIRE(report.exit_code == 0);
-  const auto json =
-      run(cli() + " -q evaluate --json --breakdown --gold '" + data.gold + "'" + lists + runs_arguments);
+  const auto json = run(cli() + " -q evaluate --json --breakdown --intervals --gold '" + data.gold + "'" + lists +
+                        runs_arguments);
   REQUIRE(json.exit_code == 0);
   std::ifstream written(out, std::ios::binary);
   const std::string cli_page((std::istreambuf_iterator<char>(written)), std::istreambuf_iterator<char>());

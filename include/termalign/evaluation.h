@@ -97,6 +97,22 @@ std::vector<Difference> compare_runs(const PairList& gold, const std::vector<con
                                      const TermList* source_terms, const TermList* target_terms,
                                      const EvaluationOptions& options, const SignificanceOptions& significance);
 
+// Each run's AP with the 95 % percentile interval of a bootstrap over the source terms of that run alone (those of
+// the gold and of its list; the resamples drawn as compare_runs draws them), against one gold.
+struct ApInterval {
+  double ap = 0;
+  double low = 0, high = 0;
+  std::size_t resamples = 0;
+};
+std::vector<ApInterval> ap_intervals(const PairList& gold, const std::vector<const PairList*>& runs,
+                                     const TermList* source_terms, const TermList* target_terms,
+                                     const EvaluationOptions& options, const SignificanceOptions& significance);
+
+// A paired approximate randomisation test over units (such as source terms) of per-unit differences: each resample
+// flips the sign of each unit's difference with probability 1/2; the two-sided p-value is (1 + the resamples whose
+// |sum| is at least the observed |sum|) / (1 + R). All differences 0 give p = 1. Resample i draws from (seed, i).
+double sign_flip_p_value(const std::vector<double>& differences, const SignificanceOptions& significance);
+
 // One run of a comparison: its name (the prediction file), its scores and, after the first, its difference.
 struct NamedResult {
   NamedResult() = default;
@@ -106,12 +122,15 @@ struct NamedResult {
   EvaluationResult result;
   bool has_difference = false;
   Difference difference;
+  bool has_interval = false;  // its AP's own interval (ap_intervals)
+  ApInterval interval;
 };
 enum class TableFormat { markdown, tsv, json };
 TableFormat parse_table_format(const std::string& name);  // usage error on an unknown name
 // One row per run: AP as format_report prints it (6 decimals), interpolated AP, nSys, TP, P, R, F1, P@10, P@100
-// (and AP within the cap when the runs had term lists), and with differences: difference, its interval and p;
-// JSON: an array of format_json's objects with a "run" key (and "difference": {ap, interval, p_value, resamples}).
+// (and AP within the cap when the runs had term lists), with intervals: AP's 95 % interval after AP, and with
+// differences: difference, its interval and p; JSON: an array of format_json's objects with a "run" key (and
+// "ap_interval": [lo, hi], "difference": {ap, interval, p_value, resamples}).
 std::string format_table(const std::vector<NamedResult>& runs, TableFormat format);
 // TSV "run rank source target tp precision recall ap": each hit of a result evaluated with options.details.
 std::string format_details(const std::string& run, const EvaluationResult& result, const PairList& predictions,

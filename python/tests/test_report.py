@@ -40,10 +40,15 @@ def test_report_holds_evaluate_json_and_matches_the_cli(tmp_path):
     lists = ["--src-terms", str(SRC_TERMS), "--tgt-terms", str(TGT_TERMS)]
     pred = [argument for path in runs for argument in ("--pred", path)]
     expected = json.loads(subprocess.run([CLI, "-q", "evaluate", "--gold", str(GOLD), *lists, *pred, "--breakdown",
-                                          "--json"], check=True, capture_output=True, text=True).stdout)
+                                          "--intervals", "--json"], check=True, capture_output=True, text=True).stdout)
     page = termalign.report(runs, gold=GOLD, src_terms=SRC_TERMS, tgt_terms=TGT_TERMS)
     assert evaluation_block(page) == expected
     assert expected[0]["ap"] != expected[1]["ap"]
+    # Each run's AP with its own interval, shown beside it in the scores table.
+    for run in expected:
+        low, high = run["ap_interval"]
+        assert low < run["ap"] < high
+        assert f"<td class=interval>[{low:.4f}, {high:.4f}]</td>" in page
     subprocess.run([CLI, "-q", "report", "--gold", str(GOLD), *lists, *pred, "--out", str(tmp_path / "cli.html")],
                    check=True)
     assert (tmp_path / "cli.html").read_text(encoding="utf-8") == page

@@ -89,6 +89,35 @@ def test_compare_interval_agrees_with_a_numpy_bootstrap():
     assert 0 < difference["p_value"] <= 1
 
 
+def reference_ap_interval(gold, run, seed=2468):
+    """The bootstrap interval of one run's AP over the source terms of the gold and of that run alone."""
+    terms = sorted({s for s, _ in gold} | {s for s, _ in run})
+    index = {term: i for i, term in enumerate(terms)}
+    gold_count = np.zeros(len(terms), dtype=np.int64)
+    for s, _ in set(gold):
+        gold_count[index[s]] += 1
+    gold_set = set(gold)
+    ids, hits = np.array([index[s] for s, _ in run]), np.array([pair in gold_set for pair in run])
+    rng = np.random.default_rng(seed)
+    aps = np.empty(RESAMPLES)
+    for b in range(RESAMPLES):
+        copies = np.bincount(rng.integers(0, len(terms), len(terms)), minlength=len(terms))
+        aps[b] = resampled_ap(ids, hits, gold_count, copies)
+    return np.percentile(aps, [2.5, 97.5])
+
+
+def test_each_runs_ap_interval_agrees_with_a_numpy_bootstrap():
+    gold, runs = synthetic_runs(seed=11)
+    result = termalign.compare(gold, runs, resamples=RESAMPLES, intervals=True)
+    for run, pairs in zip(result, runs):
+        low, high = reference_ap_interval(gold, pairs)
+        lo, hi = run["ap_interval"]
+        assert lo < run["ap"] < hi
+        assert abs(lo - low) < 0.005 and abs(hi - high) < 0.005, (lo, hi, low, high)
+    # Without intervals=True the dicts carry none, as evaluate without --intervals.
+    assert all("ap_interval" not in run for run in termalign.compare(gold, runs, resamples=100))
+
+
 def test_compare_matches_evaluate_with_several_pred(tmp_path):
     gold, runs = synthetic_runs(seed=3, n_gold_terms=80, n_extra_terms=20)
     gold_file = tmp_path / "gold.tsv"
@@ -101,6 +130,15 @@ def test_compare_matches_evaluate_with_several_pred(tmp_path):
                           str(files[1]), "--json", "--resamples", "500", "--seed", "5"],
                          check=True, capture_output=True, text=True)
     assert termalign.compare(gold_file, files, resamples=500, seed=5) == json.loads(cli.stdout)
+    # Each run's own interval: the same from both, and it holds the run's AP.
+    cli = subprocess.run([CLI, "-q", "evaluate", "--gold", str(gold_file), "--pred", str(files[0]), "--pred",
+                          str(files[1]), "--json", "--intervals", "--resamples", "500", "--seed", "5"],
+                         check=True, capture_output=True, text=True)
+    with_intervals = termalign.compare(gold_file, files, resamples=500, seed=5, intervals=True)
+    assert with_intervals == json.loads(cli.stdout)
+    for run in with_intervals:
+        low, high = run["ap_interval"]
+        assert low < run["ap"] < high
     with pytest.raises(termalign.UsageError, match="two or more"):
         termalign.compare(gold_file, files[:1])
     with pytest.raises(termalign.UsageError, match="resamples"):

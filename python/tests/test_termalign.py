@@ -659,6 +659,46 @@ def test_ablate_runs_a_grid_and_each_run_scores_as_align_does(tmp_path):
         termalign.ablate(tmp_path / "missing.toml")
 
 
+def test_ablate_repeats_give_mean_sd_and_the_marks_in_the_dicts_and_the_plot(tmp_path):
+    # Without refinement the split seed plays no part: the repeats agree and the sd is 0. k = 1 against k = 10
+    # moves the unsupervised AP; the identical point (k = 10 again, through a tied axis) is never marked.
+    grid = sample_grid(tmp_path, '[grid]\nvariant = [{scoring.k = 10}, {scoring.k = 1}, '
+                                 '{scoring.k = 10, scoring.threads = 1}]\n')
+    runs = sorted(termalign.ablate(grid, repeats=2, resamples=2000, level=0.05,
+                                   plot_script=ROOT / "scripts" / "plot_curve.py"),
+                  key=lambda run: run["run"])
+    for run in runs:
+        assert run["ap_repeats"] == [run["ap"], run["ap"]]
+        assert run["ap_mean"] == pytest.approx(run["ap"], abs=1e-15)
+        assert run["ap_sd"] == 0
+    assert runs[0]["baseline"] and not runs[0]["compared"] and runs[0]["p_value"] is None
+    assert runs[2]["compared"] and runs[2]["difference"] == 0 and runs[2]["p_value"] == 1
+    assert not runs[2]["significant"]
+    assert runs[1]["difference"] == pytest.approx(runs[1]["ap_mean"] - runs[0]["ap_mean"], abs=1e-15)
+    assert runs[1]["significant"] == (runs[1]["p_value"] < 0.05)
+    out = tmp_path / "out"
+    document = json.loads((out / "results.json").read_text())
+    assert document["repeats"] == 2 and document["level"] == 0.05 and document["baseline"] == 1
+    assert {row["run"]: row["significant"] for row in document["runs"]} == {
+        run["run"]: run["significant"] for run in runs}
+    assert (out / "results.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    with pytest.raises(termalign.UsageError, match="--repeats must be at least 1"):
+        termalign.ablate(grid, repeats=0)
+
+
+def test_plot_ablation_labels_mark_the_significant_runs_and_the_baseline():
+    import importlib.util
+    spec = importlib.util.spec_from_file_location("plot_ablation", ROOT / "scripts" / "plot_ablation.py")
+    plot = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(plot)
+    row = {"run": "2", "scoring.k": "3"}
+    assert plot.run_label({**row, "significant": "yes"}, ["scoring.k"]) == "scoring.k=3 *"
+    assert plot.run_label({**row, "significant": "no"}, ["scoring.k"]) == "scoring.k=3"
+    assert plot.run_label({**row, "significant": "baseline"}, ["scoring.k"]) == "scoring.k=3 (baseline)"
+    assert plot.run_label(row, []) == "run 2"  # an older table without the column
+    assert plot.bar_colour({"significant": "yes"}) != plot.bar_colour({"significant": "no"})
+
+
 def test_explain_gives_the_parts_of_each_pair_of_align(sample_pairs):
     rows = termalign.explain(config=CONFIG)
     assert [(r["source"], r["target"]) for r in rows] == [(s, t) for s, t, _ in sample_pairs]

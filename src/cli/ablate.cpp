@@ -1,4 +1,5 @@
-// `termalign ablate --grid FILE`: the runs of a grid of options, scored and tabulated (results.md on stdout).
+// `termalign ablate --grid FILE`: the runs of a grid of options, repeated over the refinement's split seed,
+// scored, compared with a baseline point and tabulated (results.md on stdout).
 #include <filesystem>
 #include <iostream>
 #include <memory>
@@ -36,19 +37,52 @@ void add_ablate_command(CLI::App& app) {
       "ablate", "Run a grid of configurations, score each against the gold and tabulate the results");
   auto arguments = std::make_shared<AblateArguments>();
   arguments->options.plot_script = default_plot_script();
+  // plot_ablation.py beside it.
+  if (!arguments->options.plot_script.empty()) {
+    arguments->options.results_plot_script =
+        (std::filesystem::path(arguments->options.plot_script).parent_path() / "plot_ablation.py").string();
+  }
   command
       ->add_option("--grid", arguments->grid,
                    "Grid file (TOML): [base] options, [dataset] gold, [grid] option = [values], [output] dir")
       ->required();
   command
       ->add_option("--plot-script", arguments->options.plot_script,
-                   "scripts/plot_curve.py, run with /usr/bin/python3 to draw the best run's curve")
-      ->capture_default_str();
+                   "scripts/plot_curve.py, run with /usr/bin/python3 to draw the best run's curve (the table's "
+                   "plot is drawn by plot_ablation.py in the same folder)")
+      ->capture_default_str()
+      ->each([arguments](const std::string& script) {
+        arguments->options.results_plot_script =
+            script.empty() ? std::string()
+                           : (std::filesystem::path(script).parent_path() / "plot_ablation.py").string();
+      });
   command->add_option(
       "--base", arguments->base,
       "A configuration (e.g. configs/ablations/k10.toml) over the grid's [base]: every run starts from "
       "it");
+  command
+      ->add_option("--repeats", arguments->options.repeats,
+                   "Run each grid point this many times, repeat r with mapping.refine_split_seed + r (the one "
+                   "random choice of a run), and tabulate the mean AP and its sd")
+      ->capture_default_str();
+  command
+      ->add_option("--baseline", arguments->options.baseline,
+                   "The run (its number in the tables) every other point is compared with")
+      ->capture_default_str();
+  command
+      ->add_option("--level", arguments->options.level,
+                   "Mark a point significant when its paired test against the baseline gives p below this")
+      ->capture_default_str();
+  command
+      ->add_option("--resamples", arguments->options.significance.resamples,
+                   "Resamples of the paired sign-flip test over source terms")
+      ->capture_default_str();
+  command
+      ->add_option("--test-seed", arguments->options.significance.seed,
+                   "Seed of the test's resamples (the figures do not depend on the thread count)")
+      ->capture_default_str();
   command->callback([arguments] {
+    validate(arguments->options);
     const AblationResult result = run_ablation(read_grid(arguments->grid, arguments->base), arguments->options);
     std::cout << format_ablation_markdown(result) << std::flush;
   });

@@ -21,7 +21,7 @@ struct EvaluateArguments {
   std::string gold, source_terms, target_terms, curve, details, missed, format, forms_language;
   std::string hunspell_dir = "/usr/share/hunspell";
   std::vector<std::string> predictions;
-  bool json = false, pred_has_scores = false, allow_reversed = false;
+  bool json = false, pred_has_scores = false, allow_reversed = false, intervals = false;
   EvaluationOptions options;
   SignificanceOptions significance;
 };
@@ -30,7 +30,7 @@ void run_evaluate(const EvaluateArguments& arguments) {
   // Before reading any file, so that a bad command line is reported as such.
   validate(arguments.options, !arguments.source_terms.empty(), !arguments.target_terms.empty());
   validate(arguments.significance);
-  const bool table = arguments.predictions.size() > 1 || !arguments.format.empty();
+  const bool table = arguments.predictions.size() > 1 || !arguments.format.empty() || arguments.intervals;
   const TableFormat format = arguments.format.empty()
                                  ? (arguments.json ? TableFormat::json : TableFormat::markdown)
                                  : parse_table_format(arguments.format);
@@ -76,14 +76,24 @@ void run_evaluate(const EvaluateArguments& arguments) {
           "first candidates right; forms: {})\n",
           path, counted.inflected, counted.with_candidate, counted.correct, counted.analyser);
     }
-    if (arguments.predictions.size() > 1) prediction_lists.push_back(std::move(predictions));
+    if (arguments.predictions.size() > 1 || arguments.intervals)
+      prediction_lists.push_back(std::move(predictions));
   }
-  if (prediction_lists.size() > 1) {
-    std::vector<const PairList*> lists;
-    for (const PairList& list : prediction_lists) lists.push_back(&list);
+  std::vector<const PairList*> lists;
+  for (const PairList& list : prediction_lists) lists.push_back(&list);
+  const TermList* sources = source_terms ? &*source_terms : nullptr;
+  const TermList* targets = target_terms ? &*target_terms : nullptr;
+  if (arguments.intervals) {
+    const std::vector<ApInterval> intervals =
+        ap_intervals(gold, lists, sources, targets, arguments.options, arguments.significance);
+    for (std::size_t r = 0; r < runs.size(); ++r) {
+      runs[r].has_interval = true;
+      runs[r].interval = intervals[r];
+    }
+  }
+  if (lists.size() > 1) {
     const std::vector<Difference> differences =
-        compare_runs(gold, lists, source_terms ? &*source_terms : nullptr, target_terms ? &*target_terms : nullptr,
-                     arguments.options, arguments.significance);
+        compare_runs(gold, lists, sources, targets, arguments.options, arguments.significance);
     for (std::size_t r = 1; r < runs.size(); ++r) {
       runs[r].has_difference = true;
       runs[r].difference = differences[r];
@@ -136,18 +146,22 @@ void add_evaluate_command(CLI::App& app) {
       "file");
   command
       ->add_option("--resamples", arguments->significance.resamples,
-                   "With several --pred: resamples of the bootstrap interval and of the randomisation test of "
-                   "each run's AP difference to the first run")
+                   "With several --pred or --intervals: resamples of the bootstrap intervals and of the "
+                   "randomisation test of each run's AP difference to the first run")
       ->capture_default_str();
   command
       ->add_option("--seed", arguments->significance.seed,
-                   "With several --pred: seed of the resamples (the figures do not depend on the thread count)")
+                   "With several --pred or --intervals: seed of the resamples (the figures do not depend on the "
+                   "thread count)")
       ->capture_default_str();
   command->add_option("--forms-language", arguments->forms_language,
                       "Also count the gold source terms whose first candidate is another form of a gold target "
                       "(`файла` for `файл`), with this language's word forms (en, fr, de, ru, ...)");
   command->add_option("--hunspell-dir", arguments->hunspell_dir, "The Hunspell dictionaries of --forms-language")
       ->capture_default_str();
+  command->add_flag("--intervals", arguments->intervals,
+                    "Each run's AP with its 95 % interval, from a bootstrap over the source terms of the gold and "
+                    "of its list (--resamples, --seed); prints the table of --format");
   command->add_flag("--pred-has-scores", arguments->pred_has_scores,
                     "Each --pred line has a third column, a score (align --scores); detected when the first line "
                     "has a numeric third column");

@@ -17,6 +17,7 @@
 #include "termalign/error.h"
 #include "termalign/logging.h"
 #include "text/spelling.h"
+#include "util/json_escape.h"
 
 namespace termalign {
 
@@ -312,21 +313,7 @@ std::vector<Field> scalar_fields(const EvaluationResult& result) {
   return fields;
 }
 
-// A string as the inside of a JSON string: quotes, backslashes and control characters escaped.
-std::string json_escape(const std::string& text) {
-  std::string escaped;
-  for (const char c : text) {
-    if (c == '"' || c == '\\') {
-      escaped += '\\';
-      escaped += c;
-    } else if (static_cast<unsigned char>(c) < 0x20) {
-      escaped += fmt::format("\\u{:04x}", static_cast<int>(c));
-    } else {
-      escaped += c;
-    }
-  }
-  return escaped;
-}
+using detail::json_escape;
 
 }  // namespace
 
@@ -395,6 +382,10 @@ std::string format_table(const std::vector<NamedResult>& runs, TableFormat forma
     for (std::size_t i = 0; i < runs.size(); ++i) {
       std::string object = format_json(runs[i].result);  // "{...}\n"
       object.pop_back();
+      if (runs[i].has_interval) {
+        object.pop_back();
+        object += fmt::format(", \"ap_interval\": [{}, {}]}}", runs[i].interval.low, runs[i].interval.high);
+      }
       if (runs[i].has_difference) {
         const Difference& d = runs[i].difference;
         object.pop_back();
@@ -411,6 +402,9 @@ std::string format_table(const std::vector<NamedResult>& runs, TableFormat forma
       std::any_of(runs.begin(), runs.end(), [](const NamedResult& run) { return run.result.has_cap; });
   std::vector<std::string> header = {"run",  "AP",   "AP_interpolated", "nSys", "TP", "P", "R", "F1",
                                      "P@10", "P@100"};
+  const bool intervals =
+      std::any_of(runs.begin(), runs.end(), [](const NamedResult& run) { return run.has_interval; });
+  if (intervals) header.insert(header.begin() + 2, "AP 95% interval");
   if (capped) header.push_back("AP_capped");
   const bool compared =
       std::any_of(runs.begin(), runs.end(), [](const NamedResult& run) { return run.has_difference; });
@@ -428,6 +422,10 @@ std::string format_table(const std::vector<NamedResult>& runs, TableFormat forma
                                     fmt::format("{:.6f}", r.f1),
                                     fmt::format("{:.6f}", r.p_at.at(10)),
                                     fmt::format("{:.6f}", r.p_at.at(100))};
+    if (intervals) {
+      row.insert(row.begin() + 2,
+                 run.has_interval ? fmt::format("[{:.4f}, {:.4f}]", run.interval.low, run.interval.high) : "");
+    }
     if (capped) row.push_back(r.has_cap ? fmt::format("{:.6f}", r.ap_capped) : "");
     if (compared && run.has_difference) {
       const Difference& d = run.difference;

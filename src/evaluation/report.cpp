@@ -255,11 +255,15 @@ std::string report_page(const ReportOptions& given) {
   for (const std::string& path : options.explanations) explanations.push_back(read_explain_file(path));
   match_explanations(runs, explanations);
 
-  // With several runs, each one's difference to the first, as `evaluate` gives it (its default resamples and
-  // seed).
+  // Each run's AP interval, and with several runs each one's difference to the first, as `evaluate --intervals`
+  // gives them (its default resamples and seed).
+  std::vector<const PairList*> lists;
+  for (const Run& run : runs) lists.push_back(&run.predictions);
+  const std::vector<ApInterval> intervals =
+      ap_intervals(gold.pairs, lists, source_terms ? &*source_terms : nullptr,
+                   target_terms ? &*target_terms : nullptr, evaluation, SignificanceOptions{});
+  for (std::size_t r = 0; r < runs.size(); ++r) runs[r].interval = intervals[r];
   if (runs.size() > 1) {
-    std::vector<const PairList*> lists;
-    for (const Run& run : runs) lists.push_back(&run.predictions);
     const std::vector<Difference> differences =
         compare_runs(gold.pairs, lists, source_terms ? &*source_terms : nullptr,
                      target_terms ? &*target_terms : nullptr, evaluation, SignificanceOptions{});
@@ -268,6 +272,8 @@ std::string report_page(const ReportOptions& given) {
   std::vector<NamedResult> named;
   for (const Run& run : runs) {
     named.push_back({run.path, run.result});
+    named.back().has_interval = true;
+    named.back().interval = run.interval;
     if (run.difference) {
       named.back().has_difference = true;
       named.back().difference = *run.difference;

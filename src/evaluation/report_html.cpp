@@ -238,13 +238,15 @@ std::string summary_section(const std::vector<Run>& runs) {
                                        {"ap_capped", "AP within cap"}};
   std::string html =
       "<h2 id=summary>Scores</h2>\n<p class=note>As <code>termalign evaluate --json --breakdown</code> computes "
-      "them (6 decimals here; the exact values are in the page's <code>evaluation</code> JSON block). With "
-      "several "
-      "runs, each one's AP difference to the first, its 95 % interval (paired bootstrap over source terms) and "
-      "its "
+      "them (6 decimals here; the exact values are in the page's <code>evaluation</code> JSON block). Each AP "
+      "has its 95 % interval (bootstrap over the source terms of the gold and of the run). With several runs, "
+      "each one's AP difference to the first, its 95 % interval (paired bootstrap over source terms) and its "
       "p-value (paired randomisation): an interval that holds 0 shows no difference.</p>\n"
       "<div class=scroll><table class=summary><thead><tr><th>run</th>";
-  for (const Column& column : columns) html += fmt::format("<th>{}</th>", column.label);
+  for (const Column& column : columns) {
+    html += fmt::format("<th>{}</th>", column.label);
+    if (column.key == std::string("ap")) html += "<th>AP 95 % interval</th>";
+  }
   // With several runs: each one's AP difference to the first, its 95 % paired-bootstrap interval over source terms
   // and the paired randomisation test's p-value (evaluate's).
   const bool compared = runs.size() > 1;
@@ -272,8 +274,13 @@ std::string summary_section(const std::vector<Run>& runs) {
         {"ap_capped", result.has_cap ? decimal(result.ap_capped) : ""}};
     html += fmt::format("<tr><td title=\"{}\"><i class=swatch style=\"background:{}\"></i>{}</td>",
                         escape(runs[r].path), colour(r), escape(runs[r].label));
-    for (const Column& column : columns)
+    for (const Column& column : columns) {
       html += fmt::format("<td data-run=\"{}\" data-key=\"{}\">{}</td>", r, column.key, cells.at(column.key));
+      if (column.key == std::string("ap")) {
+        html +=
+            fmt::format("<td class=interval>[{:.4f}, {:.4f}]</td>", runs[r].interval.low, runs[r].interval.high);
+      }
+    }
     if (const std::optional<Difference>& d = runs[r].difference) {
       html += fmt::format("<td>{:+.4f}</td><td>[{:+.4f}, {:+.4f}]</td><td>{:.4f}</td>", d->ap, d->low, d->high,
                           d->p_value);

@@ -44,6 +44,7 @@ struct Run {
   std::vector<char> hit;                                                     // by place
   std::unordered_map<std::string_view, std::vector<std::size_t>> by_source;  // source -> its places, best first
   const ExplainFile* explanation = nullptr;
+  ApInterval interval;                   // its AP's 95 % bootstrap interval (evaluate --intervals)
   std::optional<Difference> difference;  // after the first run: its difference to the first (evaluate's)
 };
 

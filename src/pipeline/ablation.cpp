@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cctype>
 #include <chrono>
+#include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
@@ -23,6 +24,7 @@
 #include "termalign/error.h"
 #include "termalign/lexicon.h"
 #include "termalign/logging.h"
+#include "util/json_escape.h"
 
 namespace termalign {
 
@@ -179,23 +181,48 @@ const char* const breakdown_subsets[] = {"identical", "close", "far", "single-wo
 std::vector<std::string> header(const AblationResult& result) {
   std::vector<std::string> columns{"run"};
   columns.insert(columns.end(), result.options.begin(), result.options.end());
-  for (const char* name : {"AP", "AP interpolated", "TP", "recall"}) columns.push_back(name);
+  for (const char* name : {"AP", "AP sd", "AP interpolated", "TP", "recall"}) columns.push_back(name);
   for (const char* subset : breakdown_subsets) columns.push_back(std::string("AP ") + subset);
-  columns.push_back("seconds");
+  for (const char* name : {"difference", "p", "significant", "seconds"}) columns.push_back(name);
   return columns;
+}
+
+// "baseline", "yes" (p below the level), "no", or "n/a" (scored against another gold than the baseline's).
+std::string significance_cell(const AblationRun& run) {
+  if (run.baseline) return "baseline";
+  if (!run.compared) return "n/a";
+  return run.significant ? "yes" : "no";
 }
 
 std::vector<std::string> cells(const AblationRun& run, int decimals) {
   std::vector<std::string> row{std::to_string(run.number)};
   row.insert(row.end(), run.labels.begin(), run.labels.end());
-  const EvaluationResult& evaluation = run.evaluation;
-  row.push_back(fixed(evaluation.ap, decimals));
-  row.push_back(fixed(evaluation.ap_interpolated, decimals));
-  row.push_back(std::to_string(evaluation.tp));
-  row.push_back(fixed(evaluation.recall, decimals));
-  for (const char* subset : breakdown_subsets) row.push_back(fixed(evaluation.breakdown.at(subset).ap, decimals));
+  row.push_back(fixed(run.ap, decimals));
+  row.push_back(fixed(run.ap_sd, decimals));
+  row.push_back(fixed(run.ap_interpolated, decimals));
+  // A count for one repeat, a mean over several.
+  row.push_back(run.repeat_ap.size() > 1 ? fixed(run.tp, 1) : fixed(run.tp, 0));
+  row.push_back(fixed(run.recall, decimals));
+  for (const char* subset : breakdown_subsets) row.push_back(fixed(run.subset_ap.at(subset), decimals));
+  row.push_back(run.compared ? fixed(run.difference, decimals) : "");
+  row.push_back(run.compared ? fixed(run.p_value, decimals) : "");
+  row.push_back(significance_cell(run));
   row.push_back(fixed(run.seconds, 2));
   return row;
+}
+
+// A JSON string.
+std::string json_string(const std::string& value) { return "\"" + detail::json_escape(value) + "\""; }
+
+// Each source term's share of a run's AP: the precision at each of its hits over the gold's size (their sum is the
+// AP). `result` evaluated with details.
+void add_contributions(const EvaluationResult& result, const PairList& predictions, double weight,
+                       std::map<std::string, double>& contributions) {
+  if (result.n_gold == 0) return;
+  for (const Hit& hit : result.hits) {
+    contributions[predictions.pairs[hit.prediction].first] +=
+        weight * hit.precision / static_cast<double>(result.n_gold);
+  }
 }
 
 std::string csv_field(const std::string& value) {
@@ -211,8 +238,9 @@ std::string shell_quoted(const std::string& value) {
   return quoted + "'";
 }
 
-// Draws the curve with scripts/plot_curve.py into a temporary file renamed onto `png_path`; any failure (no
-// script, no /usr/bin/python3, no matplotlib) is a warning, not an error.
+// Draws `curve_path` (a curve, or results.csv) with its script (scripts/plot_curve.py, scripts/plot_ablation.py)
+// into a temporary file renamed onto `png_path`; any failure (no script, no /usr/bin/python3, no matplotlib) is a
+// warning, not an error.
 void plot_curve(const std::string& script, const std::string& curve_path, const std::string& png_path) {
   // An earlier grid's plot in the same folder would pass for this one's.
   std::error_code removed;
@@ -336,10 +364,30 @@ AblationGrid read_grid(const std::string& path, const std::string& base_config) 
   return grid;
 }
 
+void validate(const AblationOptions& options) {
+  if (options.repeats == 0) throw_usage_error("--repeats must be at least 1 (got 0).");
+  if (!(options.level > 0 && options.level < 1)) {
+    throw_usage_error(
+        fmt::format("--level is a significance level, above 0 and below 1 (got {}).", options.level));
+  }
+  if (options.baseline == 0) throw_usage_error("--baseline is a run number, from 1 (got 0).");
+  validate(options.significance);
+}
+
 AblationResult run_ablation(const AblationGrid& grid, const AblationOptions& options) {
+  validate(options);
   AblationResult result;
   for (const auto& axis : grid.axes) result.options.push_back(axis.option);
   result.runs = expand(grid);
+  result.repeats = options.repeats;
+  result.baseline = options.baseline;
+  result.level = options.level;
+  result.significance = options.significance;
+  const std::size_t count = result.runs.size();
+  if (options.baseline > count) {
+    throw_usage_error(
+        fmt::format("--baseline {}: the grid has {} run{}.", options.baseline, count, count == 1 ? "" : "s"));
+  }
   std::map<std::string, PairList> golds;  // read once per path
   auto gold_of = [&](const std::string& gold_path) -> const PairList& {
     auto found = golds.find(gold_path);
@@ -360,30 +408,87 @@ AblationResult run_ablation(const AblationGrid& grid, const AblationOptions& opt
   VectorCache vectors;
   EvaluationOptions evaluation_options;
   evaluation_options.breakdown = true;
-  const std::size_t count = result.runs.size();
+  evaluation_options.details = true;  // each hit's source term: the contributions of the test
+  const std::size_t repeats = options.repeats;
   std::size_t best = 0;
   std::vector<RankedPair> best_pairs;
   std::vector<CurvePoint> best_curve;
+  // Each point's source terms' AP contributions, averaged over its repeats.
+  std::vector<std::map<std::string, double>> contributions(count);
   for (std::size_t i = 0; i < count; ++i) {
     AblationRun& run = result.runs[i];
     logger().info("run {}/{}: {}", run.number, count, describe(result.options, run.labels));
-    const auto start = std::chrono::steady_clock::now();
-    std::vector<RankedPair> pairs = align_terms(run.config, nullptr, single_process(), &vectors);
-    PairList predictions;
-    predictions.path = "run " + std::to_string(run.number);
-    predictions.pairs.reserve(pairs.size());
-    for (const auto& pair : pairs) predictions.pairs.emplace_back(pair.source, pair.target);
-    std::vector<CurvePoint> curve;
-    run.evaluation = evaluate(gold_of(run.gold), predictions, &term_list(run.config.input.src_terms),
-                              &term_list(run.config.input.tgt_terms), evaluation_options, &curve);
-    run.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-    logger().info("run {}/{}: AP {:.4f}, {} true pairs, {:.1f} s", run.number, count, run.evaluation.ap,
-                  run.evaluation.tp, run.seconds);
-    if (i == 0 || run.evaluation.ap > result.runs[best].evaluation.ap) {
-      best = i;
-      best_pairs = std::move(pairs);
-      best_curve = std::move(curve);
+    std::vector<RankedPair> first_pairs;
+    std::vector<CurvePoint> first_curve;
+    for (const char* subset : breakdown_subsets) run.subset_ap[subset] = 0;
+    for (std::size_t r = 0; r < repeats; ++r) {
+      const auto start = std::chrono::steady_clock::now();
+      AlignConfig config = run.config;
+      config.mapping.refine_split_seed += r;
+      std::vector<RankedPair> pairs = align_terms(config, nullptr, single_process(), &vectors);
+      PairList predictions;
+      predictions.path = "run " + std::to_string(run.number);
+      predictions.pairs.reserve(pairs.size());
+      for (const auto& pair : pairs) predictions.pairs.emplace_back(pair.source, pair.target);
+      std::vector<CurvePoint> curve;
+      EvaluationResult evaluation =
+          evaluate(gold_of(run.gold), predictions, &term_list(run.config.input.src_terms),
+                   &term_list(run.config.input.tgt_terms), evaluation_options, r == 0 ? &curve : nullptr);
+      add_contributions(evaluation, predictions, 1.0 / static_cast<double>(repeats), contributions[i]);
+      evaluation.hits.clear();
+      evaluation.missed.clear();
+      run.seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+      run.repeat_ap.push_back(evaluation.ap);
+      run.ap_interpolated += evaluation.ap_interpolated / static_cast<double>(repeats);
+      run.tp += static_cast<double>(evaluation.tp) / static_cast<double>(repeats);
+      run.recall += evaluation.recall / static_cast<double>(repeats);
+      for (const char* subset : breakdown_subsets)
+        run.subset_ap[subset] += evaluation.breakdown.at(subset).ap / static_cast<double>(repeats);
+      if (repeats > 1) {
+        logger().info("run {}/{}, repeat {}/{} (refine_split_seed {}): AP {:.4f}", run.number, count, r + 1,
+                      repeats, config.mapping.refine_split_seed, evaluation.ap);
+      }
+      if (r == 0) {
+        run.evaluation = std::move(evaluation);
+        first_pairs = std::move(pairs);
+        first_curve = std::move(curve);
+      }
     }
+    // Shifted by the first repeat's AP: repeats that agree give exactly their AP and an sd of exactly 0.
+    const double first = run.repeat_ap.front();
+    double shift = 0;
+    for (const double ap : run.repeat_ap) shift += ap - first;
+    shift /= static_cast<double>(repeats);
+    run.ap = first + shift;
+    double squares = 0;
+    for (const double ap : run.repeat_ap) squares += (ap - first - shift) * (ap - first - shift);
+    run.ap_sd = repeats > 1 ? std::sqrt(squares / static_cast<double>(repeats - 1)) : 0.0;
+    logger().info("run {}/{}: AP {:.4f}{}, {} true pairs, {:.1f} s", run.number, count, run.ap,
+                  repeats > 1 ? fmt::format(" (mean of {}, sd {:.4f})", repeats, run.ap_sd) : std::string(),
+                  run.evaluation.tp, run.seconds);
+    if (i == 0 || run.ap > result.runs[best].ap) {
+      best = i;
+      best_pairs = std::move(first_pairs);
+      best_curve = std::move(first_curve);
+    }
+  }
+
+  // Each point against the baseline: the paired sign-flip test over the source terms (of the gold and of either
+  // point's lists) of the repeat-averaged contributions, in the order of the terms.
+  const std::size_t base = options.baseline - 1;
+  result.runs[base].baseline = true;
+  for (std::size_t i = 0; i < count; ++i) {
+    AblationRun& run = result.runs[i];
+    if (i == base || run.gold != result.runs[base].gold) continue;
+    std::map<std::string, double> differences = contributions[i];
+    for (const auto& [source, share] : contributions[base]) differences[source] -= share;
+    std::vector<double> units;
+    units.reserve(differences.size());
+    for (const auto& entry : differences) units.push_back(entry.second);
+    run.compared = true;
+    run.difference = run.ap - result.runs[base].ap;
+    run.p_value = sign_flip_p_value(units, options.significance);
+    run.significant = run.p_value < options.level;
   }
 
   // The best run's files first: `best` indexes the runs before sorting.
@@ -402,14 +507,32 @@ AblationResult run_ablation(const AblationGrid& grid, const AblationOptions& opt
   plot_curve(options.plot_script, curve_path, (dir / "best.curve.png").string());
 
   std::stable_sort(result.runs.begin(), result.runs.end(),
-                   [](const AblationRun& a, const AblationRun& b) { return a.evaluation.ap > b.evaluation.ap; });
+                   [](const AblationRun& a, const AblationRun& b) { return a.ap > b.ap; });
   write_file_atomically((dir / "results.md").string(), format_ablation_markdown(result));
-  write_file_atomically((dir / "results.csv").string(), format_ablation_csv(result));
+  const std::string csv_path = (dir / "results.csv").string();
+  write_file_atomically(csv_path, format_ablation_csv(result));
+  write_file_atomically((dir / "results.json").string(), format_ablation_json(result));
+  plot_curve(options.results_plot_script, csv_path, (dir / "results.png").string());
   logger().info("best: run {} ({}), AP {:.4f}; results in {}", result.runs.front().number,
-                describe(result.options, result.runs.front().labels), result.runs.front().evaluation.ap,
-                grid.output_dir);
+                describe(result.options, result.runs.front().labels), result.runs.front().ap, grid.output_dir);
   return result;
 }
+
+namespace {
+
+// What the columns of results.md are, under its table.
+std::string legend(const AblationResult& result) {
+  return fmt::format(
+      "AP: {}; AP sd: their sample standard deviation. difference, p: against run {} (the baseline), by a "
+      "paired sign-flip randomisation test over source terms of the repeat-averaged AP contributions ({} "
+      "resamples, seed {}); significant: p < {}.",
+      result.repeats > 1 ? fmt::format("the mean over {} repeats, mapping.refine_split_seed + 0 to {}",
+                                       result.repeats, result.repeats - 1)
+                         : std::string("one run each"),
+      result.baseline, result.significance.resamples, result.significance.seed, result.level);
+}
+
+}  // namespace
 
 std::string format_ablation_markdown(const AblationResult& result) {
   auto line = [](const std::vector<std::string>& row) {
@@ -428,7 +551,7 @@ std::string format_ablation_markdown(const AblationResult& result) {
   rule.insert(rule.end(), columns.size() - rule.size(), "---:");
   text += line(rule);
   for (const auto& run : result.runs) text += line(cells(run, 4));
-  return text;
+  return text + "\n" + legend(result) + "\n";
 }
 
 std::string format_ablation_csv(const AblationResult& result) {
@@ -440,6 +563,35 @@ std::string format_ablation_csv(const AblationResult& result) {
   std::string text = line(header(result));
   for (const auto& run : result.runs) text += line(cells(run, 6));
   return text;
+}
+
+std::string format_ablation_json(const AblationResult& result) {
+  std::string json = fmt::format(
+      "{{\"repeats\": {}, \"repeat_seed\": \"mapping.refine_split_seed\", \"baseline\": {}, \"level\": {}, "
+      "\"test\": \"paired sign-flip randomisation over source terms of the repeat-averaged AP contributions\", "
+      "\"resamples\": {}, \"seed\": {},\n \"runs\": [",
+      result.repeats, result.baseline, result.level, result.significance.resamples, result.significance.seed);
+  for (std::size_t i = 0; i < result.runs.size(); ++i) {
+    const AblationRun& run = result.runs[i];
+    std::string options;
+    for (std::size_t a = 0; a < result.options.size() && a < run.labels.size(); ++a)
+      options += (a ? ", " : "") + json_string(result.options[a]) + ": " + json_string(run.labels[a]);
+    std::string repeats;
+    for (std::size_t r = 0; r < run.repeat_ap.size(); ++r)
+      repeats += fmt::format("{}{}", r ? ", " : "", run.repeat_ap[r]);
+    std::string subsets;
+    for (const char* subset : breakdown_subsets)
+      subsets +=
+          fmt::format("{}{}: {}", subsets.empty() ? "" : ", ", json_string(subset), run.subset_ap.at(subset));
+    json += fmt::format(
+        "{}\n  {{\"run\": {}, \"options\": {{{}}}, \"ap\": {}, \"ap_sd\": {}, \"ap_repeats\": [{}], "
+        "\"ap_interpolated\": {}, \"tp\": {}, \"recall\": {}, \"subset_ap\": {{{}}}, \"baseline\": {}, "
+        "\"compared\": {}, \"difference\": {}, \"p_value\": {}, \"significant\": {}, \"seconds\": {}}}",
+        i ? "," : "", run.number, options, run.ap, run.ap_sd, repeats, run.ap_interpolated, run.tp, run.recall,
+        subsets, run.baseline, run.compared, run.compared ? fmt::format("{}", run.difference) : "null",
+        run.compared ? fmt::format("{}", run.p_value) : "null", run.significant, run.seconds);
+  }
+  return json + "\n]}\n";
 }
 
 }  // namespace termalign

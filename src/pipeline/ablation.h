@@ -2,6 +2,7 @@
 #pragma once
 
 #include <cstddef>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -55,28 +56,55 @@ struct AblationRun {
   std::string gold;                   // [dataset] gold, else its data_dir's
   std::vector<std::string> labels;    // the value of each axis, as shown in the tables
   std::vector<GridSetting> settings;  // each varied option's value, in the order of the axes
-  AlignConfig config;                 // resolved
-  EvaluationResult evaluation;        // with the breakdown
-  double seconds = 0;                 // wall time of the alignment and its evaluation
+  AlignConfig config;                 // resolved (its configured refine_split_seed: the first repeat's)
+  EvaluationResult evaluation;        // the first repeat's, with the breakdown
+  double seconds = 0;                 // wall time of the alignments and their evaluations, all repeats
+  // Over the repeats (one with repeats = 1): AP of each repeat, their mean and sample sd (0 for one repeat), and
+  // the means of the other columns.
+  std::vector<double> repeat_ap;
+  double ap = 0, ap_sd = 0, ap_interpolated = 0, tp = 0, recall = 0;
+  std::map<std::string, double> subset_ap;  // the breakdown's AP of each subset
+  // Against the baseline point (AblationOptions::baseline): the difference of the mean APs and the p-value of the
+  // paired sign-flip test over source terms of the repeat-averaged AP contributions; `compared` is false for the
+  // baseline itself and for a point scored against another gold.
+  bool baseline = false, compared = false, significant = false;
+  double difference = 0, p_value = 1;
 };
 
 struct AblationOptions {
-  std::string plot_script;  // scripts/plot_curve.py, run with /usr/bin/python3 (empty = no plot)
+  std::string plot_script;          // scripts/plot_curve.py, run with /usr/bin/python3 (empty = no plot)
+  std::string results_plot_script;  // scripts/plot_ablation.py, drawing results.png (empty = no plot)
+  // Each grid point is run `repeats` times, repeat r with mapping.refine_split_seed = its value + r (the one
+  // random choice of a run).
+  std::size_t repeats = 1;
+  std::size_t baseline = 1;          // the run number every other point is compared with
+  double level = 0.05;               // a point is marked significant when its p-value is below this
+  SignificanceOptions significance;  // resamples and seed of the test
 };
+
+// Usage errors in words: repeats 0, a level outside (0, 1), zero resamples.
+void validate(const AblationOptions& options);
 
 struct AblationResult {
   std::vector<std::string> options;  // the varied options, one column each
-  std::vector<AblationRun> runs;     // sorted by AP, best first (ties in run order)
+  std::vector<AblationRun> runs;     // sorted by (mean) AP, best first (ties in run order)
+  std::size_t repeats = 1, baseline = 1;
+  double level = 0.05;
+  SignificanceOptions significance;
 };
 
-// Runs every configuration of the grid in turn (each run is multi-threaded) and writes to grid.output_dir:
-// results.md and results.csv (one row per run, best first), best.config.toml (`termalign align --config` on it
-// reproduces best.submission.tsv), best.submission.tsv, best.curve.tsv and best.curve.png (skipped with a
-// warning when the plot cannot be drawn). Every file is written atomically.
+// Runs every configuration of the grid in turn, options.repeats times each (each run is multi-threaded), and
+// writes to grid.output_dir: results.md, results.csv and results.json (one row per grid point, best mean AP
+// first, with the sd over the repeats and the comparison with the baseline point), results.png (the table as bars;
+// skipped with a warning when it cannot be drawn), best.config.toml (`termalign align --config` on it reproduces
+// best.submission.tsv, the first repeat's), best.submission.tsv, best.curve.tsv and best.curve.png (likewise).
+// Every file is written atomically. A baseline past the last run is a usage error.
 AblationResult run_ablation(const AblationGrid& grid, const AblationOptions& options);
 
-// The result table: Markdown, and CSV with the same columns.
+// The result table: Markdown (with a line saying what the columns are), CSV with the same columns, and JSON (the
+// settings of the repeats and of the test, and one object per point).
 std::string format_ablation_markdown(const AblationResult& result);
 std::string format_ablation_csv(const AblationResult& result);
+std::string format_ablation_json(const AblationResult& result);
 
 }  // namespace termalign
