@@ -204,13 +204,13 @@ TermForms term_forms(const std::vector<std::string>& terms, WordAnalyser& analys
     known[w] = analyser.gives_dictionary_forms() && !analyses[w].empty();
     // Inflection changes a word's ending by a few letters; a dictionary form further away is a derivation
     // (German `berechnung` of `berechnen`), another word: the word is then its own form.
-    const std::size_t before = analyses[w].size();
+    // A word whose every analysis is such is read as one the dictionary does not know.
     analyses[w].erase(std::remove_if(analyses[w].begin(), analyses[w].end(),
                                      [&](const std::string& form) {
                                        return suffix_distance(words[w], form) > kInflectionDistance;
                                      }),
                       analyses[w].end());
-    if (known[w] && analyses[w].empty() && before > 0) analyses[w].push_back(words[w]);
+    if (analyses[w].empty()) known[w] = 0;
   }
   if (analyser.gives_dictionary_forms()) {
     std::unordered_map<std::string, std::vector<std::string>> by_stem;  // stem -> the known words' forms
@@ -224,8 +224,9 @@ TermForms term_forms(const std::vector<std::string>& terms, WordAnalyser& analys
       if (known[w]) continue;
       const auto found = by_stem.find(analyser.stem(words[w]));
       if (found == by_stem.end()) continue;
-      analyses[w] = found->second;
-      inherited[w] = 1;
+      for (const std::string& form : found->second)
+        if (suffix_distance(words[w], form) <= kInflectionDistance) analyses[w].push_back(form);
+      inherited[w] = !analyses[w].empty();
     }
   }
   std::unordered_map<std::string, std::uint32_t> sharing;  // form -> the words that have it among their analyses
@@ -233,12 +234,22 @@ TermForms term_forms(const std::vector<std::string>& terms, WordAnalyser& analys
     if (analyses[w].empty()) analyses[w].push_back(analyser.stem(words[w]));
     for (const std::string& form : analyses[w]) ++sharing[form];
   }
-  // Each word's one form: the analysis shared by the most words of the list, then the analyser's first.
+  // Each word's one form: the word itself when it is one of its dictionary forms (`marque`, a noun, though also a
+  // form of the verb `marquer`); else an analysis that is a word of the list (`marques` -> `marque`), the one
+  // shared by the most words of the list, then the analyser's first.
   std::vector<std::string> form(words.size());
   for (std::size_t w = 0; w < words.size(); ++w) {
-    const std::string* best = &analyses[w].front();
-    for (const std::string& candidate : analyses[w])
-      if (sharing[candidate] > sharing[*best]) best = &candidate;
+    const std::vector<std::string>& own = analyses[w];
+    if (known[w] && std::find(own.begin(), own.end(), words[w]) != own.end()) {
+      form[w] = words[w];
+      continue;
+    }
+    const auto rank = [&](const std::string& candidate) {
+      return std::make_pair(word_ids.count(candidate) ? 1 : 0, sharing[candidate]);
+    };
+    const std::string* best = &own.front();
+    for (const std::string& candidate : own)
+      if (rank(candidate) > rank(*best)) best = &candidate;
     form[w] = *best;
   }
   // Citation form: its own dictionary form; without one, the shortest word of its form (then the first in order).
@@ -252,12 +263,17 @@ TermForms term_forms(const std::vector<std::string>& terms, WordAnalyser& analys
   }
   std::vector<char> citation(words.size(), 0), shortened(words.size(), 0);
   for (std::size_t w = 0; w < words.size(); ++w) {
-    // Without a dictionary form: against the shortest word of its form, or, in English, whose -s and -ed
-    // endings tell an inflected word alone, against its stem (`breakpoints`, alone in the list, is a plural).
-    const bool dictionary_form = known[w] || inherited[w];
-    citation[w] = !analyser.inflected(words[w], dictionary_form            ? form[w]
-                                                : analyser.suffix_marked() ? analyser.stem(words[w])
-                                                                           : words[shortest.at(form[w])]);
+    if (analyser.suffix_marked()) {
+      // English, whose -s and -ed endings tell an inflected word alone: against an analysis other than the word
+      // when there is one (`created` is also its own), else against its stem (`breakpoints`, alone, a plural).
+      const auto other = std::find_if(analyses[w].begin(), analyses[w].end(),
+                                      [&](const std::string& analysis) { return analysis != words[w]; });
+      citation[w] = !analyser.inflected(words[w], other != analyses[w].end() ? *other : analyser.stem(words[w]));
+    } else {
+      // Against its dictionary form; without one, against the shortest word of its form.
+      const bool dictionary_form = known[w] || inherited[w];
+      citation[w] = !analyser.inflected(words[w], dictionary_form ? form[w] : words[shortest.at(form[w])]);
+    }
     shortened[w] = code_points(words[w]) < code_points(form[w]);
   }
   // The families: the terms of one key (their words' forms in order).

@@ -53,13 +53,15 @@ class WordAnalyser {
   std::string name_ = "none";
 };
 
-// The families of forms of a term list (TermForms): each distinct folded word gets one dictionary form, that of
-// its analyses shared by the most words of the list (then the analyser's first), so that `цветов` (stems `цветов`,
-// `цвет`) joins `цвет` and `цвета`; an unknown word keeps its Snowball stem when the language has a stemmer, else
-// itself. A term's key is its words' forms in order; the terms of one key are a family. A word is in citation form
-// when Hunspell knows it and it is no inflected form of its dictionary form (WordAnalyser::inflected), or, without
-// a dictionary form for it, of the shortest of the list's words that share its form. `analyser` reads the words;
-// no other thread may use it meanwhile.
+// The families of forms of a term list (TermForms): each distinct folded word gets one dictionary form: itself
+// when it is one of its analyses (`marque`, though also a form of `marquer`), else the analysis that is a word of
+// the list (`marques` -> `marque`), then the one shared by the most words of the list; a word the dictionary does
+// not know takes the forms of the known words of its Snowball stem, else the stem (or itself, without a stemmer),
+// always within 4 letters of the word (further is a derivation: `berechnung`, `berechnen`). A term's key is its
+// words' forms in order; the terms of one key are a family. A word is in citation form when Hunspell knows it and
+// it is no inflected form of its dictionary form (WordAnalyser::inflected), or, without a dictionary form for it,
+// of the shortest of the list's words that share its form. `analyser` reads the words; no other thread may use it
+// meanwhile.
 TermForms term_forms(const std::vector<std::string>& terms, WordAnalyser& analyser);
 
 // term_forms of both lists, each side on its own thread with its own analyser (the languages' codes; an empty code
