@@ -224,10 +224,11 @@ TEST_CASE("An explanation with the re-ranker: the bias plus the contributions is
   const Explanation explanation = explain_ranking(candidates, ranked, aligner.config());
   REQUIRE(explanation.columns.size() > 8);
   CHECK(explanation.columns[7] == "reranker_bias");
+  CHECK(explanation.columns.back() == "form_order_shift");
   for (Eigen::Index r = 0; r < std::min<Eigen::Index>(explanation.values.rows(), 50); ++r) {
     const auto row = explanation.values.row(r);
-    double sum = row(7);
-    for (Eigen::Index j = 9; j < row.size(); j += 2) sum += row(j);
+    double sum = row(7) + row(row.size() - 1);  // the bias, the agreement order's shift
+    for (Eigen::Index j = 9; j + 1 < row.size(); j += 2) sum += row(j);
     CHECK(sum == Approx(row(0)).margin(1e-4));
     CHECK(row(6) == 0);  // the re-ranker weighs the spelling itself
   }

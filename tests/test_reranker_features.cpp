@@ -105,7 +105,8 @@ TEST_CASE("the feature table: unique names, each computed in its group, and the 
   const auto first = std::find(explanation.columns.begin(), explanation.columns.end(), "reranker_bias");
   REQUIRE(first != explanation.columns.end());
   const auto at = static_cast<std::size_t>(first - explanation.columns.begin()) + 1;
-  REQUIRE(explanation.columns.size() == at + 2 * model.features.size());
+  REQUIRE(explanation.columns.size() == at + 2 * model.features.size() + 1);
+  CHECK(explanation.columns.back() == "form_order_shift");
   for (std::size_t j = 0; j < model.features.size(); ++j) {
     const std::string& name = model.features[j];
     INFO(name);

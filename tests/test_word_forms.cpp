@@ -285,7 +285,7 @@ TEST_CASE("The word-form features: citation, agreement and the rank within the f
   }
 }
 
-TEST_CASE("--explain shows the word-form features; without forms they take their neutral values",
+TEST_CASE("The explanation shows the word-form features; without forms they take their neutral values",
           "[forms][explain]") {
   termalign::AlignConfig config = termalign_tests::sample_inputs();
   config.forms.hunspell_dir = small_hunspell_dictionaries();  // French from it, English by Snowball

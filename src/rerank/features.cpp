@@ -91,6 +91,23 @@ constexpr Feature kFeatures[] = {
      [](In in, Row i) { return in.seed_share_by_target.inverse_rank(i); }},
     {"comp_seed_conflict", kCompositional, [](In in, Row i) { return in.evidence.seed_conflict[i]; }},
 
+    // Word forms: the task's target lists hold several forms of a term (`файл`, `файла`, `файлы`) and its gold
+    // the one that agrees with the source in number. Which form each term is (the share of its words in citation
+    // form, the family's most cited or most frequent form), whether the two agree, and where the candidate stands
+    // among its family's members for this source term. Every value means the same in every language.
+    {"form_source_citation", kForms, [](In in, Row i) { return in.source_citation[i]; }},
+    {"form_target_citation", kForms, [](In in, Row i) { return in.target_citation[i]; }},
+    {"form_citation_agreement", kForms,
+     [](In in, Row i) { return 1.0f - std::abs(in.source_citation[i] - in.target_citation[i]); }},
+    {"form_source_citation_best", kForms, [](In in, Row i) { return in.source_citation_best[i]; }},
+    {"form_target_citation_best", kForms, [](In in, Row i) { return in.target_citation_best[i]; }},
+    {"form_target_frequency_best", kForms, [](In in, Row i) { return in.target_frequency_best[i]; }},
+    {"form_source_family_size", kForms, [](In in, Row i) { return in.source_family_size[i]; }},
+    {"form_target_family_size", kForms, [](In in, Row i) { return in.target_family_size[i]; }},
+    {"form_family_candidates", kForms, [](In in, Row i) { return in.family_candidates[i]; }},
+    {"form_family_rank", kForms, [](In in, Row i) { return in.family_by_source.inverse_rank(i); }},
+    {"form_family_below_best_s", kForms, [](In in, Row i) { return in.family_by_source.below_best(i); }},
+
     {"freq_log_ratio", kFrequency,
      [](In in, Row i) {
        return std::abs(in.evidence.source_log_frequency[i] - in.evidence.target_log_frequency[i]);
@@ -132,23 +149,6 @@ constexpr Feature kFeatures[] = {
     {"dict_share_below_target_best", kDictionary,
      [](In in, Row i) { return in.dictionary_share_by_target.below_best(i); }},
     {"dict_conflict", kDictionary, [](In in, Row i) { return in.evidence.dictionary_conflict[i]; }},
-
-    // Word forms: the task's target lists hold several forms of a term (`файл`, `файла`, `файлы`) and its gold
-    // the one that agrees with the source in number. Which form each term is (the share of its words in citation
-    // form, the family's most cited or most frequent form), whether the two agree, and where the candidate stands
-    // among its family's members for this source term. Every value means the same in every language.
-    {"form_source_citation", kForms, [](In in, Row i) { return in.source_citation[i]; }},
-    {"form_target_citation", kForms, [](In in, Row i) { return in.target_citation[i]; }},
-    {"form_citation_agreement", kForms,
-     [](In in, Row i) { return 1.0f - std::abs(in.source_citation[i] - in.target_citation[i]); }},
-    {"form_source_citation_best", kForms, [](In in, Row i) { return in.source_citation_best[i]; }},
-    {"form_target_citation_best", kForms, [](In in, Row i) { return in.target_citation_best[i]; }},
-    {"form_target_frequency_best", kForms, [](In in, Row i) { return in.target_frequency_best[i]; }},
-    {"form_source_family_size", kForms, [](In in, Row i) { return in.source_family_size[i]; }},
-    {"form_target_family_size", kForms, [](In in, Row i) { return in.target_family_size[i]; }},
-    {"form_family_candidates", kForms, [](In in, Row i) { return in.family_candidates[i]; }},
-    {"form_family_rank", kForms, [](In in, Row i) { return in.family_by_source.inverse_rank(i); }},
-    {"form_family_below_best_s", kForms, [](In in, Row i) { return in.family_by_source.below_best(i); }},
 
     // A second stage's view of the first: the score, where it stands among the source's and the target's
     // candidates, and the nested terms' support.
