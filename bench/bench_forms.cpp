@@ -8,7 +8,6 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
-#include <filesystem>
 #include <hunspell/hunspell.hxx>
 #include <set>
 #include <sstream>
@@ -38,22 +37,6 @@ void stem_every_word(const std::vector<std::string>& terms, const std::string& d
   if (stems == static_cast<std::size_t>(-1)) std::puts("");  // keeps the calls
 }
 
-// The dictionary of a language as WordAnalyser finds it (<ll>_<LL>, <ll>, the first <ll>_*).
-std::string dictionary_of(const std::string& language, const std::string& dir) {
-  std::string upper = language;
-  for (char& c : upper) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
-  for (const std::string& base : {language + "_" + upper, language})
-    if (std::filesystem::exists(dir + "/" + base + ".aff")) return dir + "/" + base;
-  std::vector<std::string> found;
-  for (const auto& entry : std::filesystem::directory_iterator(dir)) {
-    const std::string name = entry.path().filename().string();
-    if (name.rfind(language + "_", 0) == 0 && entry.path().extension() == ".aff")
-      found.push_back(dir + "/" + entry.path().stem().string());
-  }
-  std::sort(found.begin(), found.end());
-  return found.empty() ? "" : found.front();
-}
-
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -76,11 +59,12 @@ int main(int argc, char** argv) {
   termalign::TermForms source, target;
   for (std::size_t run = 0; run < repeats; ++run) {
     auto start = std::chrono::steady_clock::now();
-    termalign::term_forms_of_pair(sources, argv[2], targets, argv[4], dir, source, target);
+    termalign::term_forms_of_pair(sources, argv[2], targets, argv[4], dir, 2, source, target);
     stage = std::min(stage, seconds_since(start));
-    const std::string source_dictionary = dictionary_of(argv[2], dir),
-                      target_dictionary = dictionary_of(argv[4], dir);
-    if (source_dictionary.empty() || target_dictionary.empty()) continue;
+    const std::string source_base = termalign::hunspell_dictionary(argv[2], dir),
+                      target_base = termalign::hunspell_dictionary(argv[4], dir);
+    if (source_base.empty() || target_base.empty()) continue;
+    const std::string source_dictionary = dir + "/" + source_base, target_dictionary = dir + "/" + target_base;
     start = std::chrono::steady_clock::now();
     std::thread source_side([&] { stem_every_word(sources, source_dictionary); });
     stem_every_word(targets, target_dictionary);

@@ -96,9 +96,6 @@ struct RankedIndex {
 struct TermForms {
   std::vector<std::uint32_t> family;  // by term: its family's id (0 .. families - 1)
   std::vector<float> citation;        // by term: the share of its words in citation form
-  // by term: how far its words are from their forms, in code points (those after the longest common prefix, on
-  // both sides: `файлы` 1 and `файлов` 2 from `файл`)
-  std::vector<float> distance;
   std::vector<float> shortened;  // by term: its words shorter than their forms (`таблиц` of `таблица`)
   std::vector<std::uint32_t> family_size;  // by family: its terms
   std::string analyser;                    // what read the words ("hunspell ru_RU", "snowball german")

@@ -13,6 +13,7 @@
 #include "io/io.h"
 #include "pipeline/stages.h"
 #include "rerank/reranker.h"
+#include "scoring/screening.h"
 #include "termalign/logging.h"
 #include "text/word_forms.h"
 #include "util/key_groups.h"
@@ -156,8 +157,8 @@ void add_orthographic_candidates(const ComposedTerms& X, const ComposedTerms& Z,
   for (const auto& match : matches) {
     const auto source = static_cast<std::uint32_t>(first + match.source);
     const float cosine = X.vectors.row(source).dot(Z.vectors.row(match.target));
-    found.push_back(
-        {2 * cosine - means.source(source) - means.target(match.target), cosine, source, match.target});
+    found.push_back({detail::csls_score(cosine, means.source(source), means.target(match.target)), cosine, source,
+                     match.target});
   }
   if (group.size() > 1) found = group.gather(found);
   if (!group.is_root()) return;
@@ -298,8 +299,8 @@ std::size_t add_dictionary_candidates(const Dictionary& dictionary, const TermLi
     picked.erase(std::unique(picked.begin(), picked.end()), picked.end());
     for (const std::uint32_t target : picked) {
       const float cosine = X.vectors.row(source).dot(Z.vectors.row(target));
-      found[source].push_back({2 * cosine - means.source(static_cast<Eigen::Index>(source)) -
-                                   means.target(static_cast<Eigen::Index>(target)),
+      found[source].push_back({detail::csls_score(cosine, means.source(static_cast<Eigen::Index>(source)),
+                                                  means.target(static_cast<Eigen::Index>(target))),
                                cosine, static_cast<std::uint32_t>(source), target});
     }
   });
@@ -335,8 +336,8 @@ std::size_t add_family_candidates(const TermForms& target_forms, const ComposedT
       for (std::size_t m = members.begin(family); m < members.end(family); ++m) {
         const std::uint32_t target = members.order[m];
         const float cosine = X.vectors.row(static_cast<Eigen::Index>(source)).dot(Z.vectors.row(target));
-        found[source].push_back({2 * cosine - means.source(static_cast<Eigen::Index>(source)) -
-                                     means.target(static_cast<Eigen::Index>(target)),
+        found[source].push_back({detail::csls_score(cosine, means.source(static_cast<Eigen::Index>(source)),
+                                                    means.target(static_cast<Eigen::Index>(target))),
                                  cosine, static_cast<std::uint32_t>(source), target});
       }
     }
@@ -435,7 +436,7 @@ OtherCandidates add_other_candidates(const AlignConfig& config, bool full_eviden
     } else {
       const auto [source_language, target_language] = forms_languages(config);
       term_forms_of_pair(source_terms.terms, source_language, target_terms.terms, target_language,
-                         config.forms.hunspell_dir, other.source_forms, other.target_forms);
+                         config.forms.hunspell_dir, threads, other.source_forms, other.target_forms);
       if (forms)
         *forms = std::make_shared<const std::pair<TermForms, TermForms>>(other.source_forms, other.target_forms);
     }

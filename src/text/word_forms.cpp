@@ -5,21 +5,19 @@
 #include <unicode/unistr.h>
 
 #include <algorithm>
-#include <exception>
 #include <filesystem>
 #include <hunspell/hunspell.hxx>
 #include <string_view>
-#include <thread>
 #include <unordered_map>
 
 #include "io/io.h"
 #include "termalign/logging.h"
+#include "util/parallel.h"
 
 namespace termalign {
 
-namespace {
+namespace {}  // namespace
 
-// The Hunspell dictionary of a language code in `dir`: <ll>_<LL>, <ll>, then the first <ll>_* by name; "" if none.
 std::string hunspell_dictionary(const std::string& language, const std::string& dir) {
   namespace fs = std::filesystem;
   if (language.empty() || dir.empty()) return "";
@@ -45,6 +43,8 @@ std::string hunspell_dictionary(const std::string& language, const std::string& 
   std::sort(others.begin(), others.end());
   return others.empty() ? "" : others.front();
 }
+
+namespace {
 
 // `word` (valid UTF-8, lower case) with its first letter upper-cased.
 std::string capitalised(const std::string& word) {
@@ -91,18 +91,6 @@ std::size_t suffix_distance(const std::string& a, const std::string& b) {
 }
 
 }  // namespace
-
-const char* to_string(FormsAnalyser analyser) {
-  switch (analyser) {
-    case FormsAnalyser::hunspell:
-      return "hunspell";
-    case FormsAnalyser::snowball:
-      return "snowball";
-    case FormsAnalyser::none:
-      return "none";
-  }
-  return "?";
-}
 
 struct WordAnalyser::Impl {
   std::unique_ptr<Hunspell> hunspell;
@@ -201,7 +189,7 @@ TermForms term_forms(const std::vector<std::string>& terms, WordAnalyser& analys
   std::vector<char> known(words.size(), 0), inherited(words.size(), 0);
   for (std::size_t w = 0; w < words.size(); ++w) {
     analyses[w] = analyser.forms(words[w]);
-    known[w] = analyser.gives_dictionary_forms() && !analyses[w].empty();
+    known[w] = analyser.gives_dictionary_forms();
     // Inflection changes a word's ending by a few letters; a dictionary form further away is a derivation
     // (German `berechnung` of `berechnen`), another word: the word is then its own form.
     // A word whose every analysis is such is read as one the dictionary does not know.
@@ -280,24 +268,18 @@ TermForms term_forms(const std::vector<std::string>& terms, WordAnalyser& analys
   std::unordered_map<std::string, std::uint32_t> families;
   out.family.resize(terms.size());
   out.citation.resize(terms.size());
-  out.distance.resize(terms.size());
   out.shortened.resize(terms.size());
-  std::vector<float> word_distance(words.size());
-  for (std::size_t w = 0; w < words.size(); ++w)
-    word_distance[w] = static_cast<float>(suffix_distance(words[w], form[w]));
   std::string key;
   for (std::size_t t = 0; t < terms.size(); ++t) {
     key.clear();
     std::size_t cited = 0;
-    float distance = 0, short_words = 0;
+    float short_words = 0;
     for (const std::uint32_t w : term_words[t]) {
       key += form[w];
       key += ' ';
       cited += citation[w];
-      distance += word_distance[w];
       short_words += shortened[w];
     }
-    out.distance[t] = distance;
     out.shortened[t] = short_words;
     const auto [it, added] = families.emplace(key, static_cast<std::uint32_t>(out.family_size.size()));
     if (added) out.family_size.push_back(0);
@@ -310,7 +292,7 @@ TermForms term_forms(const std::vector<std::string>& terms, WordAnalyser& analys
 
 void term_forms_of_pair(const std::vector<std::string>& source_terms, const std::string& source_language,
                         const std::vector<std::string>& target_terms, const std::string& target_language,
-                        const std::string& hunspell_dir, TermForms& source, TermForms& target) {
+                        const std::string& hunspell_dir, int threads, TermForms& source, TermForms& target) {
   const auto side = [&](const std::vector<std::string>& terms, const std::string& language, const char* which,
                         TermForms& out) {
     if (language.empty()) {
@@ -332,17 +314,8 @@ void term_forms_of_pair(const std::vector<std::string>& source_terms, const std:
     }
     out = term_forms(terms, analyser);
   };
-  std::exception_ptr failure;
-  std::thread source_side([&] {
-    try {
-      side(source_terms, source_language, "source", source);
-    } catch (...) {
-      failure = std::current_exception();
-    }
-  });
-  side(target_terms, target_language, "target", target);
-  source_side.join();
-  if (failure) std::rethrow_exception(failure);
+  run_both([&] { side(source_terms, source_language, "source", source); },
+           [&] { side(target_terms, target_language, "target", target); }, threads);
 }
 
 }  // namespace termalign

@@ -16,7 +16,10 @@ namespace termalign {
 
 // How a language's words are analysed.
 enum class FormsAnalyser { hunspell, snowball, none };
-const char* to_string(FormsAnalyser analyser);  // "hunspell", "snowball", "none"
+
+// The Hunspell dictionary of a language code in `dir`, as WordAnalyser looks for it: the base name of its .aff and
+// .dic files, <ll>_<LL>, <ll>, then the first <ll>_* by name; "" when there is none.
+std::string hunspell_dictionary(const std::string& language, const std::string& dir);
 
 // A language's analyser: the Hunspell dictionary of `language` (an ISO 639-1 code: en, fr, de, ru; its files
 // <dir>/<ll>_<LL>.aff and .dic, or <ll>.aff, or the first <ll>_*.aff) when one is installed in `hunspell_dir`,
@@ -64,10 +67,10 @@ class WordAnalyser {
 // meanwhile.
 TermForms term_forms(const std::vector<std::string>& terms, WordAnalyser& analyser);
 
-// term_forms of both lists, each side on its own thread with its own analyser (the languages' codes; an empty code
-// or one without an analyser gives empty TermForms, with an info line saying so).
+// term_forms of both lists, each side with its own analyser, side by side when `threads` allows (run_both; the
+// languages' codes; an empty code or one without an analyser gives empty TermForms, with an info line saying so).
 void term_forms_of_pair(const std::vector<std::string>& source_terms, const std::string& source_language,
                         const std::vector<std::string>& target_terms, const std::string& target_language,
-                        const std::string& hunspell_dir, TermForms& source, TermForms& target);
+                        const std::string& hunspell_dir, int threads, TermForms& source, TermForms& target);
 
 }  // namespace termalign
