@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <filesystem>
 #include <hunspell/hunspell.hxx>
+#include <mutex>
 #include <string_view>
 #include <unordered_map>
 
@@ -15,8 +16,6 @@
 #include "util/parallel.h"
 
 namespace termalign {
-
-namespace {}  // namespace
 
 std::string hunspell_dictionary(const std::string& language, const std::string& dir) {
   namespace fs = std::filesystem;
@@ -90,10 +89,32 @@ std::size_t suffix_distance(const std::string& a, const std::string& b) {
   return static_cast<std::size_t>(x.countChar32(i) + y.countChar32(i));
 }
 
+// Hunspell 1.7 shares one UTF-16 case table among its UTF-8 dictionaries and counts their users without a lock
+// (csutil.cxx, initialize_utf_tbl and free_utf_tbl): two dictionaries opened at once, as term_forms_of_pair's
+// sides do, could each allocate the table and lose one. Opening and closing are serialised; the analyses
+// themselves only read the table.
+std::mutex& hunspell_lifetime_mutex() {
+  static std::mutex mutex;
+  return mutex;
+}
+
+struct CloseHunspell {
+  void operator()(Hunspell* hunspell) const {
+    const std::lock_guard<std::mutex> lock(hunspell_lifetime_mutex());
+    delete hunspell;
+  }
+};
+using HunspellPtr = std::unique_ptr<Hunspell, CloseHunspell>;
+
+HunspellPtr open_hunspell(const std::string& path) {
+  const std::lock_guard<std::mutex> lock(hunspell_lifetime_mutex());
+  return HunspellPtr(new Hunspell((path + ".aff").c_str(), (path + ".dic").c_str()));
+}
+
 }  // namespace
 
 struct WordAnalyser::Impl {
-  std::unique_ptr<Hunspell> hunspell;
+  HunspellPtr hunspell;
   sb_stemmer* stemmer = nullptr;
   ~Impl() {
     if (stemmer) sb_stemmer_delete(stemmer);
@@ -116,7 +137,7 @@ WordAnalyser::WordAnalyser(const std::string& language, const std::string& hunsp
   std::vector<std::string> names;
   if (const std::string base = hunspell_dictionary(language, hunspell_dir); !base.empty()) {
     const std::string path = (std::filesystem::path(hunspell_dir) / base).string();
-    auto hunspell = std::make_unique<Hunspell>((path + ".aff").c_str(), (path + ".dic").c_str());
+    HunspellPtr hunspell = open_hunspell(path);
     if (hunspell->get_dict_encoding() == "UTF-8") {
       impl_->hunspell = std::move(hunspell);
       kind_ = FormsAnalyser::hunspell;
