@@ -8,7 +8,6 @@
 #include <functional>
 #include <numeric>
 #include <string_view>
-#include <unordered_map>
 
 #include "io/io.h"
 #include "pipeline/stages.h"
@@ -16,6 +15,7 @@
 #include "termalign/aligner.h"
 #include "termalign/error.h"
 #include "termalign/logging.h"
+#include "text/word_forms.h"
 #include "util/parallel.h"
 
 namespace termalign {
@@ -89,15 +89,15 @@ namespace pipeline {
 Eigen::VectorXd agreement_order(const CandidateEvidence& e, const Eigen::VectorXd& scores) {
   if (e.source_forms.empty() || e.target_forms.empty()) return scores;
   // The candidates by (source term, target family), each group of two or more ordered by agreement.
-  std::unordered_map<std::uint64_t, std::vector<std::uint32_t>> groups;
-  for (std::size_t i = 0; i < e.size(); ++i) {
-    const std::uint32_t family = e.target_forms.family[e.target[i]];
-    if (e.target_forms.family_size[family] > 1)
-      groups[std::uint64_t{e.source[i]} << 32 | family].push_back(static_cast<std::uint32_t>(i));
-  }
+  const std::vector<std::uint32_t> group = family_groups(e.source, e.target, e.target_forms);
+  std::vector<std::vector<std::uint32_t>> groups(
+      group.empty() ? 0 : *std::max_element(group.begin(), group.end()) + std::size_t{1});
+  for (std::size_t i = 0; i < e.size(); ++i)
+    if (e.target_forms.family_size[e.target_forms.family[e.target[i]]] > 1)
+      groups[group[i]].push_back(static_cast<std::uint32_t>(i));
   Eigen::VectorXd ordered = scores;
   std::vector<double> values;
-  for (auto& [key, members] : groups) {
+  for (std::vector<std::uint32_t>& members : groups) {
     if (members.size() < 2) continue;
     // A source term in citation form (singular) takes the citation form; an inflected one keeps the model's order,
     // since the forms that agree with it differ by language (a German plural is often spelt as its singular).

@@ -6,10 +6,10 @@
 #include <initializer_list>
 #include <iterator>
 #include <limits>
-#include <unordered_map>
 
 #include "termalign/error.h"
 #include "termalign/logging.h"
+#include "text/word_forms.h"
 #include "util/huge_pages.h"
 #include "util/parallel.h"
 
@@ -170,9 +170,6 @@ void compute_form_values(FeatureInputs& in) {
   const CandidateEvidence& e = in.evidence;
   const std::size_t n = e.size();
   // A side without families: each term its own family, in citation form.
-  const auto family_of = [](const TermForms& forms, std::uint32_t term) {
-    return forms.empty() ? term : forms.family[term];
-  };
   const auto citation_of = [](const TermForms& forms, std::uint32_t term) {
     return forms.empty() ? 1.0f : forms.citation[term];
   };
@@ -203,8 +200,6 @@ void compute_form_values(FeatureInputs& in) {
   in.source_citation_best.resize(n);
   in.target_citation_best.resize(n);
   in.target_frequency_best.resize(n);
-  in.family_group.resize(n);
-  std::unordered_map<std::uint64_t, std::uint32_t> groups;  // (source term, target family) -> group
   for (std::size_t i = 0; i < n; ++i) {
     const std::uint32_t s = e.source[i], t = e.target[i];
     in.source_citation[i] = citation_of(e.source_forms, s);
@@ -217,10 +212,10 @@ void compute_form_values(FeatureInputs& in) {
         e.target_forms.empty() || in.target_citation[i] >= target_best[e.target_forms.family[t]] ? 1.0f : 0.0f;
     in.target_frequency_best[i] =
         frequencies && e.target_log_frequency[i] >= target_frequent[e.target_forms.family[t]] ? 1.0f : 0.0f;
-    const std::uint64_t key = std::uint64_t{s} << 32 | family_of(e.target_forms, t);
-    in.family_group[i] = groups.emplace(key, static_cast<std::uint32_t>(groups.size())).first->second;
   }
-  std::vector<float> members(groups.size(), 0.0f);
+  in.family_group = family_groups(e.source, e.target, e.target_forms);
+  std::vector<float> members(n == 0 ? 0 : *std::max_element(in.family_group.begin(), in.family_group.end()) + 1,
+                             0.0f);
   for (std::size_t i = 0; i < n; ++i) ++members[in.family_group[i]];
   in.family_candidates.resize(n);
   for (std::size_t i = 0; i < n; ++i) in.family_candidates[i] = members[in.family_group[i]];

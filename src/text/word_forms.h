@@ -6,6 +6,7 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 #include <memory>
 #include <string>
 #include <vector>
@@ -72,5 +73,12 @@ TermForms term_forms(const std::vector<std::string>& terms, WordAnalyser& analys
 void term_forms_of_pair(const std::vector<std::string>& source_terms, const std::string& source_language,
                         const std::vector<std::string>& target_terms, const std::string& target_language,
                         const std::string& hunspell_dir, int threads, TermForms& source, TermForms& target);
+
+// Each candidate's group (source[i], target[i] its terms): the candidates of one source term whose targets are in
+// one family of `target_forms` (without families, each target its own), numbered from 0 in order of first
+// appearance. The word-form features rank the candidates within their group, and the agreement order reorders
+// them.
+std::vector<std::uint32_t> family_groups(const std::vector<std::uint32_t>& source,
+                                         const std::vector<std::uint32_t>& target, const TermForms& target_forms);
 
 }  // namespace termalign
