@@ -152,9 +152,9 @@ const std::map<std::string, std::string>& option_help() {
       {"tgt-language", "The target terms' language, as --src-language"},
       {"hunspell-dir", "The folder of the Hunspell dictionaries (<ll>_<LL>.aff and .dic)"},
       {"agreement-order",
-       "Within a source term's candidates of one family of forms, give the family's best scores to the forms that "
-       "agree with the source term (citation form with citation form, then the form nearest its dictionary "
-       "form), as the task's gold respects grammatical number"},
+       "For a source term in citation form, give the best scores among its candidates of one family of forms to "
+       "the targets in citation form, then to those not shorter than their dictionary form (an inflected source "
+       "term keeps the model's order), as the task's gold respects grammatical number"},
       {"family-candidates",
        "The family members of each source term's best this many targets (by CSLS) join its candidates (0 = "
        "none)"},
