@@ -91,6 +91,33 @@ void bind_runs(py::module_& m) {
       "`termalign evaluate --json`.");
 
   m.def(
+      "inflected_first",
+      [](py::object gold, py::object pred, const std::string& language, py::object hunspell_dir) {
+        const PairList gold_pairs = pair_list(gold, PairFileKind::gold);
+        const PairList predictions = pair_list(pred, PairFileKind::submission);
+        const std::string dictionaries = fspath(hunspell_dir);
+        follow_python_level();
+        const InflectedFirst counted = without_gil(
+            [&] { return inflected_first_candidates(gold_pairs, predictions, language, dictionaries); });
+        py::list cases;
+        for (const InflectedFirst::Case& c : counted.cases)
+          cases.append(py::make_tuple(c.source, c.candidate, c.gold));
+        py::dict out;
+        out["source_terms"] = counted.source_terms;
+        out["with_candidate"] = counted.with_candidate;
+        out["correct"] = counted.correct;
+        out["inflected"] = counted.inflected;
+        out["analyser"] = counted.analyser;
+        out["cases"] = cases;
+        return out;
+      },
+      py::arg("gold"), py::arg("pred"), py::arg("language"),
+      py::arg("hunspell_dir") = py::str("/usr/share/hunspell"),
+      "The gold source terms whose first candidate is another form of a gold target, as `termalign evaluate "
+      "--forms-language LANGUAGE --inflected FILE` counts and lists them: a dict of source_terms, with_candidate, "
+      "correct, inflected, analyser and cases, (source, candidate, gold target) tuples by source term.");
+
+  m.def(
       "compare",
       [](py::object gold, py::list preds, py::object src_terms, py::object tgt_terms, bool ignore_oov,
          std::size_t resamples, std::uint64_t seed, int threads, bool intervals) {

@@ -11,11 +11,13 @@
 #include <vector>
 
 #include "captured_log.h"
+#include "command_output.h"
 #include "pipeline/stages.h"
 #include "rerank/features.h"
 #include "scratch_file.h"
 #include "shared_data.h"
 #include "termalign/aligner.h"
+#include "termalign/evaluation.h"
 #include "text/word_forms.h"
 
 using termalign::FormsAnalyser;
@@ -364,4 +366,52 @@ TEST_CASE("The agreement order gives a family's best scores to the forms that ag
   // Without the source list's families nothing moves.
   e.source_forms = TermForms();
   CHECK(termalign::pipeline::agreement_order(e, scores) == scores);
+}
+
+TEST_CASE("evaluate counts and lists the first candidates that are another form of a gold target", "[forms]") {
+  const std::string dir = small_hunspell_dictionaries();
+  termalign::PairList gold, predictions;
+  gold.pairs = {{"File", "файл"}, {"axis", "ось"}, {"color", "цвет"}, {"menu", "меню"}};
+  // `file`'s first candidate is a form of its gold target, `axis`'s is its gold target, `color`'s another word;
+  // `menu` has no candidate.
+  predictions.pairs = {{"file", "файла"}, {"axis", "ось"}, {"file", "файл"}, {"color", "оси"}};
+  const termalign::InflectedFirst counted = termalign::inflected_first_candidates(gold, predictions, "ru", dir);
+  CHECK(counted.analyser.find("hunspell ru_RU") == 0);
+  CHECK(counted.source_terms == 4);
+  CHECK(counted.with_candidate == 3);
+  CHECK(counted.correct == 1);
+  CHECK(counted.inflected == 1);
+  REQUIRE(counted.cases.size() == 1);
+  CHECK(counted.cases[0].source == "File");
+  CHECK(counted.cases[0].candidate == "файла");
+  CHECK(counted.cases[0].gold == "файл");
+  CHECK(termalign::format_inflected("run", counted) ==
+        "run\tsource\tcandidate\tgold_target\nrun\tFile\tфайла\tфайл\n");
+
+  // A language with neither a dictionary nor a stemmer counts nothing.
+  const termalign::InflectedFirst none = termalign::inflected_first_candidates(gold, predictions, "xx", dir);
+  CHECK(none.analyser == "none");
+  CHECK(none.inflected == 0);
+  CHECK(none.cases.empty());
+
+  // The CLI prints the count and writes the cases with --inflected, which needs --forms-language.
+  std::string gold_text, prediction_text;
+  for (const auto& [s, t] : gold.pairs) gold_text += s + "\t" + t + "\n";
+  for (const auto& [s, t] : predictions.pairs) prediction_text += s + "\t" + t + "\n";
+  const std::string gold_file = scratch_file("forms", "gold.tsv", gold_text);
+  const std::string prediction_file = scratch_file("forms", "run.tsv", prediction_text);
+  const std::string listed = gold_file + ".inflected.tsv";
+  std::filesystem::remove(listed);
+  const std::string evaluate = std::string("'") + TERMALIGN_CLI + "' evaluate --gold '" + gold_file +
+                               "' --pred '" + prediction_file + "' --hunspell-dir '" + dir + "' --inflected '" +
+                               listed + "'";
+  const CommandResult result = run(evaluate + " --forms-language ru 2>/dev/null");
+  REQUIRE(result.exit_code == 0);
+  CHECK(result.output.find("another form of a gold target for 1 of 3 gold source terms with a pair (1 first") !=
+        std::string::npos);
+  std::ifstream written(listed);
+  std::stringstream text;
+  text << written.rdbuf();
+  CHECK(text.str() == "run\tsource\tcandidate\tgold_target\n" + prediction_file + "\tFile\tфайла\tфайл\n");
+  CHECK(run(evaluate + " 2>/dev/null").exit_code == 2);
 }

@@ -149,10 +149,18 @@ struct InflectedFirst {
   std::size_t correct = 0;         // whose first candidate is a gold target
   std::size_t inflected = 0;       // whose first candidate is another form of a gold target
   std::string analyser;            // "hunspell ru_RU", ...; "none": nothing counted
+  // The `inflected` source terms, by source term as the gold spells it: the first candidate and the gold target of
+  // its family (the first in the gold's order).
+  struct Case {
+    std::string source, candidate, gold;
+  };
+  std::vector<Case> cases;
 };
 InflectedFirst inflected_first_candidates(const PairList& gold, const PairList& predictions,
                                           const std::string& language,
                                           const std::string& hunspell_dir = "/usr/share/hunspell");
+// TSV "run source candidate gold_target": the cases of inflected_first_candidates.
+std::string format_inflected(const std::string& run, const InflectedFirst& counted, bool header = true);
 
 // Levenshtein distance in Unicode code points.
 std::size_t edit_distance(const std::string& a, const std::string& b);

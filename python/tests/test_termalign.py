@@ -335,6 +335,26 @@ def test_evaluate_gives_the_keys_and_values_of_evaluate_json(cli_run):
     assert termalign.evaluate(GOLD, triples, src_terms=SRC_TERMS, tgt_terms=TGT_TERMS) == expected
 
 
+def test_inflected_first_lists_what_evaluate_forms_language_writes(tmp_path):
+    # A Hunspell dictionary of two Russian nouns and their forms, written here.
+    (tmp_path / "ru_RU.aff").write_text("SET UTF-8\nSFX A Y 3\nSFX A 0 а .\nSFX A 0 ы .\nSFX A 0 ов .\n",
+                                        encoding="utf-8")
+    (tmp_path / "ru_RU.dic").write_text("2\nфайл/A\nцвет/A\n", encoding="utf-8")
+    gold = [("files", "файлы"), ("color", "цвет"), ("file", "файл")]
+    pred = [("files", "файлов"), ("files", "файлы"), ("color", "цвет"), ("file", "цвета")]
+    counted = termalign.inflected_first(gold, pred, "ru", hunspell_dir=tmp_path)
+    assert counted["analyser"].startswith("hunspell ru_RU")
+    assert (counted["source_terms"], counted["with_candidate"], counted["correct"], counted["inflected"]) == (3, 3, 1, 1)
+    assert counted["cases"] == [("files", "файлов", "файлы")]
+    # The CLI's --inflected file holds the same case.
+    (tmp_path / "gold.tsv").write_text("".join(f"{s}\t{t}\n" for s, t in gold), encoding="utf-8")
+    (tmp_path / "run.tsv").write_text("".join(f"{s}\t{t}\n" for s, t in pred), encoding="utf-8")
+    subprocess.run([CLI, "-q", "evaluate", "--gold", str(tmp_path / "gold.tsv"), "--pred", str(tmp_path / "run.tsv"),
+                    "--forms-language", "ru", "--hunspell-dir", str(tmp_path), "--inflected",
+                    str(tmp_path / "cases.tsv")], check=True, capture_output=True)
+    assert read_lines(tmp_path / "cases.tsv")[1:] == [f"{tmp_path / 'run.tsv'}\tfiles\tфайлов\tфайлы"]
+
+
 @pytest.mark.parametrize("pairs, message", [
     (["1st key\t1er mot-clé"], "Pair 1 is a string"),  # lines of a file are no pairs
     ([("a", "b"), "ab"], "Pair 2 is a string"),  # nor is a string of two letters

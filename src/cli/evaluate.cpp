@@ -18,7 +18,7 @@ namespace termalign::cli {
 namespace {
 
 struct EvaluateArguments {
-  std::string gold, source_terms, target_terms, curve, details, missed, format, forms_language;
+  std::string gold, source_terms, target_terms, curve, details, missed, format, forms_language, inflected;
   std::string hunspell_dir = "/usr/share/hunspell";
   std::vector<std::string> predictions;
   bool json = false, pred_has_scores = false, allow_reversed = false, intervals = false;
@@ -37,6 +37,8 @@ void run_evaluate(const EvaluateArguments& arguments) {
   if (!arguments.curve.empty() && arguments.predictions.size() > 1) {
     throw_usage_error("--curve writes the curve of one run: give one --pred with it.");
   }
+  if (!arguments.inflected.empty() && arguments.forms_language.empty())
+    throw_usage_error("--inflected lists what --forms-language counts: give the target language with it.");
   if (!arguments.forms_language.empty() && (arguments.json || format == TableFormat::json))
     throw_usage_error("--forms-language prints a line of text after the scores: not with JSON output.");
   const PairList gold = read_pairs(arguments.gold, PairFileKind::gold);
@@ -51,7 +53,7 @@ void run_evaluate(const EvaluateArguments& arguments) {
   options.details = !arguments.details.empty() || !arguments.missed.empty();
   std::vector<NamedResult> runs;
   std::vector<PairList> prediction_lists;  // kept for the comparison of the runs
-  std::string details, missed, inflected;
+  std::string details, missed, inflected, inflected_cases;
   for (const std::string& path : arguments.predictions) {
     PairList predictions = read_pairs(path, PairFileKind::submission,
                                       arguments.pred_has_scores ? ScoreColumn::required : ScoreColumn::detect);
@@ -75,6 +77,7 @@ void run_evaluate(const EvaluateArguments& arguments) {
           "{}: first candidate another form of a gold target for {} of {} gold source terms with a pair ({} "
           "first candidates right; forms: {})\n",
           path, counted.inflected, counted.with_candidate, counted.correct, counted.analyser);
+      if (!arguments.inflected.empty()) inflected_cases += format_inflected(path, counted, first);
     }
     if (arguments.predictions.size() > 1 || arguments.intervals)
       prediction_lists.push_back(std::move(predictions));
@@ -101,6 +104,7 @@ void run_evaluate(const EvaluateArguments& arguments) {
   }
   if (!arguments.details.empty()) write_file_atomically(arguments.details, details);
   if (!arguments.missed.empty()) write_file_atomically(arguments.missed, missed);
+  if (!arguments.inflected.empty()) write_file_atomically(arguments.inflected, inflected_cases);
   if (table) {
     std::cout << format_table(runs, format) << std::flush;
   } else {
@@ -159,6 +163,9 @@ void add_evaluate_command(CLI::App& app) {
                       "(`файла` for `файл`), with this language's word forms (en, fr, de, ru, ...)");
   command->add_option("--hunspell-dir", arguments->hunspell_dir, "The Hunspell dictionaries of --forms-language")
       ->capture_default_str();
+  command->add_option("--inflected", arguments->inflected,
+                      "With --forms-language: write those source terms, their first candidate and its gold target "
+                      "to this TSV file (run, source, candidate, gold_target)");
   command->add_flag("--intervals", arguments->intervals,
                     "Each run's AP with its 95 % interval, from a bootstrap over the source terms of the gold and "
                     "of its list (--resamples, --seed); prints the table of --format");
