@@ -89,12 +89,11 @@ namespace pipeline {
 Eigen::VectorXd agreement_order(const CandidateEvidence& e, const Eigen::VectorXd& scores) {
   if (e.source_forms.empty() || e.target_forms.empty()) return scores;
   // The candidates by (source term, target family), each group of two or more ordered by agreement.
-  const std::vector<std::uint32_t> group = family_groups(e.source, e.target, e.target_forms);
-  std::vector<std::vector<std::uint32_t>> groups(
-      group.empty() ? 0 : *std::max_element(group.begin(), group.end()) + std::size_t{1});
+  const FamilyGroups family = family_groups(e.source, e.target, e.target_forms);
+  std::vector<std::vector<std::uint32_t>> groups(family.count);
   for (std::size_t i = 0; i < e.size(); ++i)
     if (e.target_forms.family_size[e.target_forms.family[e.target[i]]] > 1)
-      groups[group[i]].push_back(static_cast<std::uint32_t>(i));
+      groups[family.of[i]].push_back(static_cast<std::uint32_t>(i));
   Eigen::VectorXd ordered = scores;
   std::vector<double> values;
   for (std::vector<std::uint32_t>& members : groups) {

@@ -6,6 +6,7 @@
 #include <initializer_list>
 #include <iterator>
 #include <limits>
+#include <utility>
 
 #include "termalign/error.h"
 #include "termalign/logging.h"
@@ -213,9 +214,9 @@ void compute_form_values(FeatureInputs& in) {
     in.target_frequency_best[i] =
         frequencies && e.target_log_frequency[i] >= target_frequent[e.target_forms.family[t]] ? 1.0f : 0.0f;
   }
-  in.family_group = family_groups(e.source, e.target, e.target_forms);
-  std::vector<float> members(n == 0 ? 0 : *std::max_element(in.family_group.begin(), in.family_group.end()) + 1,
-                             0.0f);
+  FamilyGroups groups = family_groups(e.source, e.target, e.target_forms);
+  in.family_group = std::move(groups.of);
+  std::vector<float> members(groups.count, 0.0f);
   for (std::size_t i = 0; i < n; ++i) ++members[in.family_group[i]];
   in.family_candidates.resize(n);
   for (std::size_t i = 0; i < n; ++i) in.family_candidates[i] = members[in.family_group[i]];

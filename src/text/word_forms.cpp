@@ -339,16 +339,18 @@ void term_forms_of_pair(const std::vector<std::string>& source_terms, const std:
            [&] { side(target_terms, target_language, "target", target); }, threads);
 }
 
-std::vector<std::uint32_t> family_groups(const std::vector<std::uint32_t>& source,
-                                         const std::vector<std::uint32_t>& target, const TermForms& target_forms) {
-  std::vector<std::uint32_t> group(source.size());
+FamilyGroups family_groups(const std::vector<std::uint32_t>& source, const std::vector<std::uint32_t>& target,
+                           const TermForms& target_forms) {
+  FamilyGroups groups;
+  groups.of.resize(source.size());
   std::unordered_map<std::uint64_t, std::uint32_t> ids;  // (source term, target family) -> group
   for (std::size_t i = 0; i < source.size(); ++i) {
     const std::uint32_t family = target_forms.empty() ? target[i] : target_forms.family[target[i]];
     const std::uint64_t key = std::uint64_t{source[i]} << 32 | family;
-    group[i] = ids.emplace(key, static_cast<std::uint32_t>(ids.size())).first->second;
+    groups.of[i] = ids.emplace(key, static_cast<std::uint32_t>(ids.size())).first->second;
   }
-  return group;
+  groups.count = ids.size();
+  return groups;
 }
 
 }  // namespace termalign

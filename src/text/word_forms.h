@@ -78,7 +78,11 @@ void term_forms_of_pair(const std::vector<std::string>& source_terms, const std:
 // one family of `target_forms` (without families, each target its own), numbered from 0 in order of first
 // appearance. The word-form features rank the candidates within their group, and the agreement order reorders
 // them.
-std::vector<std::uint32_t> family_groups(const std::vector<std::uint32_t>& source,
-                                         const std::vector<std::uint32_t>& target, const TermForms& target_forms);
+struct FamilyGroups {
+  std::vector<std::uint32_t> of;  // each candidate's group
+  std::size_t count = 0;          // the groups
+};
+FamilyGroups family_groups(const std::vector<std::uint32_t>& source, const std::vector<std::uint32_t>& target,
+                           const TermForms& target_forms);
 
 }  // namespace termalign
