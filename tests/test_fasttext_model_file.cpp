@@ -554,6 +554,30 @@ TEST_CASE("a model with more input rows than int32 ids reach is corrupt, before 
   }
 }
 
+TEST_CASE("a model whose pruned n-gram index claims 2^63 - 1 entries is corrupt, without an overflow",
+          "[embeddings]") {
+  // The index's size is an int64 of the file: the rows it adds to the words' were once summed before the bound
+  // was checked, a signed overflow (UndefinedBehaviorSanitizer, found by fuzz_bin).
+  ModelSpec spec;
+  spec.words = {"a", "b"};
+  spec.dim = 1;
+  std::string bytes = model_bytes(spec);
+  const std::int64_t entries = INT64_MAX;
+  // The magic, the version, 12 int32 arguments and a double; then the dictionary's size, words, labels (int32)
+  // and tokens (int64) before the index's size.
+  const std::size_t index_size_at = 4 + 4 + 12 * 4 + 8 + 3 * 4 + 8;
+  std::int64_t written = 0;
+  std::memcpy(&written, bytes.data() + index_size_at, sizeof(written));
+  REQUIRE(written == -1);  // the place holds the size of a model without an index
+  std::memcpy(bytes.data() + index_size_at, &entries, sizeof(entries));
+  const std::string bin = model_temporary("int64-index.bin", bytes);
+  for (const std::string& path : {bin, gzipped(bin)}) {
+    CHECK_THAT(load_error_of(path),
+               Catch::StartsWith(path + ": corrupt fastText model: 2 words and " + std::to_string(entries) +
+                                 " n-gram rows, more input-matrix"));
+  }
+}
+
 TEST_CASE("with a .bin.gz and corpora, the corpus evidence is the .bin's", "[embeddings][align]") {
   // A gzipped model is read in one pass: the corpus evidence's context words that the model does not know get
   // their subword vectors only if they were asked for before the pass. Models of the sample's words with 100k

@@ -240,12 +240,14 @@ void FastTextModelFile::read_dictionary(Reader& reader) {
   // The input matrix holds the words then the n-gram buckets (or the pruned index's rows); the output one the
   // words or the labels. A supervised model's labels have no row of their own. Its rows are int32 ids, as
   // fastText's (Dictionary::pushHash adds nwords_ to a bucket in an int32): a model with more is corrupt.
-  input_rows_ = std::int64_t{word_count_} + (pruned_size_ >= 0 ? pruned_size_ : std::int64_t{bucket});
-  if (input_rows_ > std::numeric_limits<std::int32_t>::max()) {
+  // Compared before they are added: the pruned index's size is any int64 in a corrupt file.
+  const std::int64_t ngram_rows = pruned_size_ >= 0 ? pruned_size_ : std::int64_t{bucket};
+  if (ngram_rows > std::int64_t{std::numeric_limits<std::int32_t>::max()} - word_count_) {
     reader.fail("corrupt fastText model: " + std::to_string(word_count_) + " words and " +
-                std::to_string(input_rows_ - word_count_) +
+                std::to_string(ngram_rows) +
                 " n-gram rows, more input-matrix rows than fastText's int32 ids reach");
   }
+  input_rows_ = std::int64_t{word_count_} + ngram_rows;
   // The entries' offsets grow as entries are read, never reserved from the header's count alone: a corrupt count
   // passes the bound above in a large gzip file, whose bound is its compressed size times deflate's ratio.
   constexpr std::size_t kFirstEntries = std::size_t{1} << 16;
