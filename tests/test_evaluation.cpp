@@ -469,11 +469,8 @@ TEST_CASE("evaluate --missed lists the gold pairs not found with their source te
                           missed + "' 2>/dev/null");
   REQUIRE(report.exit_code == 0);
   CHECK(ap_of_report(report.output) == Approx(1.0 / 3));
-  std::ifstream file(missed);
-  std::stringstream text;
-  text << file.rdbuf();
-  CHECK(text.str() == "run\tsource\ttarget\tbest_rank\tbest_target\tbest_score\n" + pred +
-                          "\ts1\tt1\t2\twrong\t0.5\n" + pred + "\ts3\tt3\t\t\t\n");
+  CHECK(termalign::read_file(missed) == "run\tsource\ttarget\tbest_rank\tbest_target\tbest_score\n" + pred +
+                                            "\ts1\tt1\t2\twrong\t0.5\n" + pred + "\ts3\tt3\t\t\t\n");
 }
 
 TEST_CASE("evaluate accepts score lists: the third column detected or required", "[cli-evaluate]") {

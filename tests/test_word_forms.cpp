@@ -12,6 +12,7 @@
 
 #include "captured_log.h"
 #include "command_output.h"
+#include "io/io.h"
 #include "pipeline/stages.h"
 #include "rerank/features.h"
 #include "scratch_file.h"
@@ -409,9 +410,7 @@ TEST_CASE("evaluate counts and lists the first candidates that are another form 
   REQUIRE(result.exit_code == 0);
   CHECK(result.output.find("another form of a gold target for 1 of 3 gold source terms with a pair (1 first") !=
         std::string::npos);
-  std::ifstream written(listed);
-  std::stringstream text;
-  text << written.rdbuf();
-  CHECK(text.str() == "run\tsource\tcandidate\tgold_target\n" + prediction_file + "\tFile\tфайла\tфайл\n");
+  CHECK(termalign::read_file(listed) ==
+        "run\tsource\tcandidate\tgold_target\n" + prediction_file + "\tFile\tфайла\tфайл\n");
   CHECK(run(evaluate + " 2>/dev/null").exit_code == 2);
 }
